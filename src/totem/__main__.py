@@ -1,0 +1,3 @@
+from totem.cli.main import main
+
+raise SystemExit(main())

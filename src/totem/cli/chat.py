@@ -1,0 +1,100 @@
+"""`totem` alone: the interactive chat in the terminal.
+
+Streams answers, collapses reasoning, shows tool calls, asks permission questions; Ctrl-C
+aborts the current run and keeps the program; Ctrl-D or /exit leaves. A token line follows
+each answer.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import signal
+import sys
+from pathlib import Path
+
+from totem.abort import AbortSignal
+from totem.cli.main import EXIT_OK, EXIT_USAGE
+from totem.cli.render import TextRenderer, ask_permission
+from totem.config import ConfigError
+from totem.events import PermissionAsked, RunFinished
+from totem.messages import Usage
+
+__all__ = ["chat_command"]
+
+HELP = "/new starts a new session · /exit leaves · Ctrl-C stops the current answer"
+
+
+def _token_line(usage: Usage, steps: int, model: str) -> str:
+    cached = f" ({usage.cache_read:,} cached)" if usage.cache_read else ""
+    return f"── {usage.input:,} in{cached} · {usage.output:,} out · {steps} steps · {model}"
+
+
+async def _chat(args: argparse.Namespace) -> int:
+    from totem import __version__
+    from totem.session import SessionService
+
+    service = SessionService(Path.cwd(), mode="interactive")
+    session = service.open(
+        session_id=args.session, continue_last=args.continue_last, model=args.model
+    )
+    label = service.model_label(session, args.model)
+    service.agent(label)  # fail early on a bad configuration
+    print(f"totem {__version__} · {label} · {service.root}\n{HELP}")
+    loop = asyncio.get_running_loop()
+    renderer = TextRenderer()
+    current: list[AbortSignal] = []
+
+    def on_sigint() -> None:
+        if current:
+            current[-1].abort()
+        else:
+            print("\n(Ctrl-D or /exit to leave)", flush=True)
+
+    loop.add_signal_handler(signal.SIGINT, on_sigint)
+    try:
+        while True:
+            try:
+                text = await loop.run_in_executor(None, input, "\n› ")
+            except EOFError:
+                print()
+                return EXIT_OK
+            text = text.strip()
+            if not text:
+                continue
+            if text in ("/exit", "/quit"):
+                return EXIT_OK
+            if text == "/help":
+                print(HELP)
+                continue
+            if text == "/new":
+                session = service.open(model=label)
+                print(f"new session {session.id}")
+                continue
+            abort = AbortSignal()
+            current.append(abort)
+            try:
+                async for event in service.run(session, text, abort=abort, model=args.model):
+                    renderer.show(event)
+                    if isinstance(event, PermissionAsked):
+                        reply = await loop.run_in_executor(None, ask_permission, event)
+                        service.reply(event.request_id, reply)
+                    if isinstance(event, RunFinished):
+                        print(_token_line(event.usage, event.steps, label), flush=True)
+            finally:
+                current.clear()
+    finally:
+        loop.remove_signal_handler(signal.SIGINT)
+        await service.aclose()
+
+
+def chat_command(args: argparse.Namespace) -> int:
+    try:
+        import readline  # noqa: F401  (line editing and history for input())
+    except ImportError:
+        pass
+    try:
+        return asyncio.run(_chat(args))
+    except ConfigError as exc:
+        print(f"totem: {exc}", file=sys.stderr)
+        return EXIT_USAGE

@@ -1,0 +1,64 @@
+"""`totem` command line. Imports stay lazy: `totem --version` loads nothing but this."""
+
+from __future__ import annotations
+
+import sys
+
+EXIT_OK = 0
+EXIT_ERROR = 1
+EXIT_USAGE = 2
+EXIT_LIMIT = 3
+EXIT_ABORTED = 130
+
+
+def _parser() -> object:
+    import argparse
+
+    from totem import __version__
+
+    parser = argparse.ArgumentParser(
+        prog="totem", description="A coding agent for your terminal, on the model you have."
+    )
+    parser.add_argument("--version", action="version", version=f"totem {__version__}")
+    parser.add_argument("--model", "-m", help="PROVIDER/MODEL to use")
+    parser.add_argument("--continue", "-c", dest="continue_last", action="store_true",
+                        help="continue the latest session of this project")
+    parser.add_argument("--session", "-s", help="resume the session with this id")
+    sub = parser.add_subparsers(dest="command")
+    run = sub.add_parser("run", help="run one request headless and exit")
+    run.add_argument("message", nargs="+", help="what to do")
+    run.add_argument("--model", "-m", dest="run_model", help="PROVIDER/MODEL to use")
+    run.add_argument("--format", choices=["text", "json"], default="text")
+    run.add_argument("--max-steps", type=int, default=None)
+    run.add_argument("--yes", "-y", action="store_true",
+                     help="allow every action that no rule denies")
+    group = run.add_mutually_exclusive_group()
+    group.add_argument("--continue", "-c", dest="run_continue", action="store_true",
+                       help="continue the latest session of this project")
+    group.add_argument("--session", "-s", dest="run_session", help="resume this session")
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    args_list = sys.argv[1:] if argv is None else argv
+    if args_list[:1] in (["--version"], ["-V"]):
+        from totem import __version__
+
+        print(f"totem {__version__}")
+        return EXIT_OK
+    import argparse
+
+    parser = _parser()
+    assert isinstance(parser, argparse.ArgumentParser)
+    args = parser.parse_args(args_list)
+    if args.command == "run":
+        from totem.cli.run import run_command
+
+        return run_command(args)
+    from totem.cli.chat import chat_command
+
+    return chat_command(args)
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,113 @@
+"""Text rendering of events for the terminal, and the permission question."""
+
+from __future__ import annotations
+
+import json
+import sys
+from typing import Any, TextIO, assert_never
+
+from totem.events import (
+    Event,
+    Notice,
+    PermissionAsked,
+    ReasoningDelta,
+    RunFinished,
+    RunStarted,
+    StepFinished,
+    TextDelta,
+    ToolEnd,
+    ToolStart,
+)
+from totem.permission import Reply
+
+__all__ = ["TextRenderer", "ask_permission", "summarize_input"]
+
+
+def _style(code: str, text: str, tty: bool) -> str:
+    return f"\033[{code}m{text}\033[0m" if tty else text
+
+
+def summarize_input(data: dict[str, Any] | None, limit: int = 100) -> str:
+    if not data:
+        return ""
+    if "command" in data:
+        text = str(data["command"])
+    elif "path" in data and len(data) <= 3:
+        text = " ".join(f"{v}" for k, v in data.items() if k in ("path", "pattern"))
+    else:
+        text = json.dumps(data, ensure_ascii=False)
+    text = " ".join(text.split())
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+class TextRenderer:
+    """Streams the answer; tool calls, notices and reasoning shown compactly."""
+
+    def __init__(self, out: TextIO | None = None) -> None:
+        self.out = out or sys.stdout
+        self.tty = self.out.isatty()
+        self._thinking = False
+        self._midline = False
+
+    def _line(self, text: str) -> None:
+        if self._midline:
+            self.out.write("\n")
+            self._midline = False
+        self.out.write(text + "\n")
+        self.out.flush()
+
+    def show(self, event: Event) -> None:
+        match event:
+            case TextDelta(text=text):
+                self._thinking = False
+                self.out.write(text)
+                self._midline = not text.endswith("\n")
+                self.out.flush()
+            case ReasoningDelta():
+                if not self._thinking:
+                    self._thinking = True
+                    self._line(_style("2;3", "thinking…", self.tty))
+            case ToolStart(name=name, input=data, from_text=from_text):
+                mark = " (written as text)" if from_text else ""
+                self._line(_style("36", f"● {name}", self.tty) + f" {summarize_input(data)}{mark}")
+            case ToolEnd(output=output, is_error=is_error):
+                lines = output.strip().splitlines() or [""]
+                more = f" (+{len(lines) - 1} lines)" if len(lines) > 1 else ""
+                head = lines[0][:120] + more
+                self._line(_style("31" if is_error else "2", f"  └ {head}", self.tty))
+            case Notice(text=text, level=level):
+                self._line(_style("33" if level != "info" else "2", f"! {text}", self.tty))
+            case RunFinished(reason=reason, detail=detail):
+                if self._midline:
+                    self._line("")
+                if reason != "finished":
+                    self._line(_style("33", f"[{reason}] {detail}".strip(), self.tty))
+            case RunStarted() | StepFinished() | PermissionAsked():
+                pass
+            case _:
+                assert_never(event)
+
+
+def ask_permission(event: PermissionAsked, read: Any = input) -> Reply:
+    """Ask in the terminal: once / always / reject / reject with a message for the model."""
+    print(f"\n? {event.tool} wants to {event.title}")
+    for pattern in event.patterns[:10]:
+        print(f"    {pattern}")
+    while True:
+        try:
+            answer = read("  [y] once  [a] always  [n] reject  [m] reject with a message > ")
+        except EOFError:
+            return Reply("reject")
+        answer = answer.strip().lower()
+        if answer in ("y", "yes", "o", "once", ""):
+            return Reply("once")
+        if answer in ("a", "always"):
+            return Reply("always")
+        if answer in ("n", "no", "r", "reject"):
+            return Reply("reject")
+        if answer in ("m", "message"):
+            try:
+                message = read("  message for the model > ")
+            except EOFError:
+                message = ""
+            return Reply("reject", message.strip())

@@ -1,0 +1,81 @@
+"""`totem run MESSAGE`: one request, headless; the exit code says how it ended.
+
+    0 finished   1 error   2 usage or configuration   3 a limit was reached   130 aborted
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import signal
+import sys
+from pathlib import Path
+
+from totem.abort import AbortSignal
+from totem.cli.main import EXIT_ABORTED, EXIT_ERROR, EXIT_LIMIT, EXIT_OK, EXIT_USAGE
+from totem.cli.render import TextRenderer, ask_permission
+from totem.config import ConfigError
+from totem.events import PermissionAsked, RunFinished, event_to_dict
+from totem.permission import Mode
+
+__all__ = ["run_command", "exit_code"]
+
+
+def exit_code(finished: RunFinished | None) -> int:
+    if finished is None:
+        return EXIT_ERROR
+    return {
+        "finished": EXIT_OK,
+        "aborted": EXIT_ABORTED,
+        "error": EXIT_ERROR,
+    }.get(finished.reason, EXIT_LIMIT)
+
+
+async def _run(args: argparse.Namespace) -> int:
+    from totem.session import SessionService
+
+    interactive = args.format == "text" and sys.stdin.isatty() and sys.stdout.isatty()
+    mode: Mode = "yes" if args.yes else ("interactive" if interactive else "headless")
+    service = SessionService(Path.cwd(), mode=mode)
+    model = args.run_model or args.model
+    session = service.open(
+        session_id=args.run_session or args.session,
+        continue_last=args.run_continue or args.continue_last,
+        model=model,
+    )
+    abort = AbortSignal()
+    loop = asyncio.get_running_loop()
+    loop.add_signal_handler(signal.SIGINT, abort.abort)
+    loop.add_signal_handler(signal.SIGTERM, abort.abort, "terminated")
+    renderer = TextRenderer()
+    finished: RunFinished | None = None
+    try:
+        events = service.run(
+            session, " ".join(args.message), abort=abort, model=model, max_steps=args.max_steps
+        )
+        async for event in events:
+            if args.format == "json":
+                print(json.dumps(event_to_dict(event), ensure_ascii=False), flush=True)
+            else:
+                renderer.show(event)
+            if isinstance(event, PermissionAsked) and mode == "interactive":
+                reply = await loop.run_in_executor(None, ask_permission, event)
+                service.reply(event.request_id, reply)
+            if isinstance(event, RunFinished):
+                finished = event
+    finally:
+        await service.aclose()
+        loop.remove_signal_handler(signal.SIGINT)
+        loop.remove_signal_handler(signal.SIGTERM)
+    if args.format == "text" and finished is not None:
+        print(f"session {session.id}", file=sys.stderr)
+    return exit_code(finished)
+
+
+def run_command(args: argparse.Namespace) -> int:
+    try:
+        return asyncio.run(_run(args))
+    except ConfigError as exc:
+        print(f"totem: {exc}", file=sys.stderr)
+        return EXIT_USAGE

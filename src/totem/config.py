@@ -1,0 +1,189 @@
+"""Configuration (YAML), merged from three places, the later winning:
+
+    ~/.config/totem/config.yaml     (XDG_CONFIG_HOME) for every project
+    <project>/.totem/config.yaml    for this project
+    $TOTEM_CONFIG                   a file named by the environment
+
+    model: local/qwen2.5-coder          # provider/model used when --model is not given
+    maxsteps: 50
+    providers:
+      local: {kind: openai, base_url: "http://127.0.0.1:8080/v1"}
+      cloud: {kind: openai, base_url: "https://...", key: "${env:CLOUD_KEY}"}
+    permission:                          # a list of rules, or a mapping permission -> action
+      - {permission: bash, pattern: "git status*", action: allow}
+      edit: {"*": ask, "docs/**": allow}  # (mapping form)
+    tools:
+      bash: {timeout: 120, forbidden: ["rm -rf /*", "git push *"]}
+
+Keys are `Secret`s: resolved from `${env:VAR}` when used, masked in every repr.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from totem.paths import config_dir
+from totem.permission import Action, Rule
+from totem.tools.base import ToolSettings
+
+__all__ = ["Config", "ConfigError", "ProviderConfig", "Secret", "load_config"]
+
+_ENV_REF = re.compile(r"\$\{env:([A-Za-z_][A-Za-z0-9_]*)\}")
+
+
+class ConfigError(Exception):
+    pass
+
+
+class Secret:
+    """A key that never shows itself: repr and str are masked."""
+
+    __slots__ = ("_raw",)
+
+    def __init__(self, raw: str) -> None:
+        self._raw = raw
+
+    def reveal(self) -> str | None:
+        """The key, with `${env:VAR}` resolved; None when the variable is not set."""
+        missing: list[str] = []
+
+        def sub(match: re.Match[str]) -> str:
+            value = os.environ.get(match.group(1))
+            if value is None:
+                missing.append(match.group(1))
+                return ""
+            return value
+
+        value = _ENV_REF.sub(sub, self._raw)
+        return None if missing else value
+
+    def env_vars(self) -> list[str]:
+        return _ENV_REF.findall(self._raw)
+
+    def __repr__(self) -> str:
+        return "Secret(****)"
+
+    __str__ = __repr__
+
+
+@dataclass(slots=True)
+class ProviderConfig:
+    name: str
+    kind: str
+    base_url: str = ""
+    key: Secret | None = None
+    options: dict[str, Any] = field(default_factory=dict)
+    models: dict[str, dict[str, Any]] = field(default_factory=dict)
+
+
+@dataclass(slots=True)
+class Config:
+    model: str | None = None
+    providers: dict[str, ProviderConfig] = field(default_factory=dict)
+    rules: list[Rule] = field(default_factory=list)
+    max_steps: int = 50
+    tools: ToolSettings = field(default_factory=ToolSettings)
+    sources: list[Path] = field(default_factory=list)
+
+
+def _read_yaml(path: Path) -> dict[str, Any]:
+    import yaml  # deferred: only when a config file exists
+
+    try:
+        data = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
+    except (OSError, yaml.YAMLError) as exc:
+        raise ConfigError(f"{path}: cannot be read as YAML: {exc}") from None
+    if not isinstance(data, dict):
+        raise ConfigError(f"{path}: the top level must be a mapping of settings")
+    return data
+
+
+def _merge(base: dict[str, Any], over: dict[str, Any]) -> dict[str, Any]:
+    out = dict(base)
+    for key, value in over.items():
+        if key == "permission":
+            out[key] = [*base.get(key, []), *_rule_items(value)]
+        elif isinstance(value, dict) and isinstance(out.get(key), dict):
+            out[key] = _merge(out[key], value)
+        else:
+            out[key] = value
+    return out
+
+
+def _rule_items(value: Any) -> list[dict[str, Any]]:
+    if isinstance(value, list):
+        return [dict(v) for v in value]
+    if isinstance(value, dict):
+        items: list[dict[str, Any]] = []
+        for permission, spec in value.items():
+            patterns = spec if isinstance(spec, dict) else {"*": spec}
+            for pattern, action in patterns.items():
+                items.append({"permission": permission, "pattern": pattern, "action": action})
+        return items
+    raise ConfigError("permission: expected a list of rules or a mapping")
+
+
+def _rules(items: list[dict[str, Any]]) -> list[Rule]:
+    rules: list[Rule] = []
+    for item in items:
+        action = item.get("action")
+        if action not in ("allow", "ask", "deny"):
+            raise ConfigError(f"permission rule {item}: action must be allow, ask or deny")
+        checked: Action = action
+        rules.append(Rule(str(item.get("permission", "*")), str(item.get("pattern", "*")), checked))
+    return rules
+
+
+def _provider(name: str, spec: Any) -> ProviderConfig:
+    if not isinstance(spec, dict) or "kind" not in spec:
+        raise ConfigError(f"provider '{name}': needs at least a kind (e.g. kind: openai)")
+    key = spec.get("key")
+    return ProviderConfig(
+        name=name,
+        kind=str(spec["kind"]),
+        base_url=str(spec.get("base_url", "")).rstrip("/"),
+        key=Secret(str(key)) if key else None,
+        options=dict(spec.get("options") or {}),
+        models=dict(spec.get("models") or {}),
+    )
+
+
+def _tool_settings(spec: dict[str, Any]) -> ToolSettings:
+    settings = ToolSettings()
+    bash = spec.get("bash") or {}
+    if "timeout" in bash:
+        settings.bash_timeout = float(bash["timeout"])
+    if "forbidden" in bash:
+        settings.forbidden_commands = [str(p) for p in bash["forbidden"]]
+    if "output_limit" in spec:
+        settings.output_limit = int(spec["output_limit"])
+    return settings
+
+
+def config_files(project: Path) -> list[Path]:
+    files = [config_dir() / "config.yaml", project / ".totem" / "config.yaml"]
+    if os.environ.get("TOTEM_CONFIG"):
+        files.append(Path(os.environ["TOTEM_CONFIG"]))
+    return files
+
+
+def load_config(project: Path) -> Config:
+    merged: dict[str, Any] = {}
+    sources: list[Path] = []
+    for path in config_files(project):
+        if path.is_file():
+            merged = _merge(merged, _read_yaml(path))
+            sources.append(path)
+    providers = {n: _provider(n, s) for n, s in (merged.get("providers") or {}).items()}
+    return Config(
+        model=merged.get("model"),
+        providers=providers,
+        rules=_rules(merged.get("permission", [])),
+        max_steps=int(merged.get("maxsteps", 50)),
+        tools=_tool_settings(merged.get("tools") or {}),
+        sources=sources,
+    )

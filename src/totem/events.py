@@ -1,0 +1,127 @@
+"""The one event union every client consumes: the terminal chat, `totem run`, JSON output.
+
+The loop emits these; clients render them and answer questions through the session.
+`event_to_dict` gives the JSON form printed by `totem run --format json`, one per line.
+Events carry display-safe text only (images appear as `[image]`), and never a secret.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+from typing import Any, Literal, TypeAlias
+
+from totem.messages import Usage
+
+__all__ = [
+    "Event",
+    "FinishReason",
+    "Notice",
+    "PermissionAsked",
+    "ReasoningDelta",
+    "RunFinished",
+    "RunStarted",
+    "StepFinished",
+    "TextDelta",
+    "ToolEnd",
+    "ToolStart",
+    "event_to_dict",
+]
+
+FinishReason: TypeAlias = Literal[
+    "finished",  # the model answered without asking for tools
+    "step_limit",  # maxsteps or the round limit was reached
+    "repeat",  # the model kept repeating the same call with the same result
+    "rejected",  # three rejected or denied actions in a row
+    "aborted",  # the person stopped the run
+    "error",  # the provider failed for good (auth, invalid request, retries exhausted)
+]
+
+
+@dataclass(slots=True)
+class RunStarted:
+    session_id: str
+    message_id: str
+    model: str
+    type: Literal["run_started"] = "run_started"
+
+
+@dataclass(slots=True)
+class TextDelta:
+    text: str
+    type: Literal["text"] = "text"
+
+
+@dataclass(slots=True)
+class ReasoningDelta:
+    text: str
+    type: Literal["reasoning"] = "reasoning"
+
+
+@dataclass(slots=True)
+class ToolStart:
+    call_id: str
+    name: str
+    input: dict[str, Any] | None
+    from_text: bool = False
+    type: Literal["tool_start"] = "tool_start"
+
+
+@dataclass(slots=True)
+class ToolEnd:
+    call_id: str
+    name: str
+    output: str  # display-safe
+    is_error: bool
+    title: str = ""
+    type: Literal["tool_end"] = "tool_end"
+
+
+@dataclass(slots=True)
+class PermissionAsked:
+    request_id: str
+    tool: str
+    permission: str
+    patterns: list[str]
+    title: str
+    type: Literal["permission"] = "permission"
+
+
+@dataclass(slots=True)
+class StepFinished:
+    step: int
+    finish: str
+    usage: Usage = field(default_factory=Usage)
+    type: Literal["step_finished"] = "step_finished"
+
+
+@dataclass(slots=True)
+class Notice:
+    text: str
+    level: Literal["info", "warning", "error"] = "info"
+    type: Literal["notice"] = "notice"
+
+
+@dataclass(slots=True)
+class RunFinished:
+    reason: FinishReason
+    detail: str = ""
+    steps: int = 0
+    usage: Usage = field(default_factory=Usage)
+    type: Literal["run_finished"] = "run_finished"
+
+
+Event: TypeAlias = (
+    RunStarted
+    | TextDelta
+    | ReasoningDelta
+    | ToolStart
+    | ToolEnd
+    | PermissionAsked
+    | StepFinished
+    | Notice
+    | RunFinished
+)
+
+
+def event_to_dict(event: Event) -> dict[str, Any]:
+    return asdict(event)

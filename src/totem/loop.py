@@ -1,0 +1,405 @@
+"""The loop: the only place that sequences a run.
+
+    run(text)  -> append the user message, then repeat step() until it says stop
+    step()     -> query the model (streamed into parts), then execute its tool calls
+    query()    -> one model call through the shared retry policy
+    execute()  -> permission + run for each call; read-only calls of a step run together
+
+A run ends with exactly one `RunFinished`: the model answered (finished), a limit was reached
+(step_limit, repeat: then one last call *without tools* gives a closing answer), three
+actions in a row were refused (rejected), the person aborted, or the provider failed for good.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import AsyncIterator, Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from totem.abort import Aborted, AbortSignal
+from totem.events import (
+    Event,
+    FinishReason,
+    Notice,
+    RunFinished,
+    RunStarted,
+    StepFinished,
+    ToolEnd,
+    ToolStart,
+)
+from totem.messages import Message, NoticePart, TextPart, ToolPart, Usage, new_id
+from totem.permission import PermissionDenied, PermissionService
+from totem.providers.base import ModelRequest, Provider, ProviderError, RetryableError, ToolSpec
+from totem.providers.profiles import ModelProfile
+from totem.providers.retry import stream_with_retry
+from totem.providers.textcalls import parse_text_tool_calls
+from totem.recorder import StepRecorder
+from totem.store.base import Store
+from totem.tools.base import Tool, ToolContext, ToolError, ToolSettings, parse_arguments, tool_spec
+
+__all__ = ["Agent", "Run", "run_events"]
+
+MAX_CONTINUATIONS = 3
+MAX_DENIALS = 3
+REPEAT_LIMIT = 3
+READ_CONCURRENCY = 8
+ABORTED_OUTPUT = "[Aborted by user]"
+LIMIT_NOTE = (
+    "You have reached the limit of steps for this request. Do not call any tool. Answer now: "
+    "what you did, what you found, and what remains to be done."
+)
+REPEAT_NOTE = (
+    "You are repeating the same tool call and getting the same result. Do not call any tool. "
+    "Answer now with what you have."
+)
+REPEAT_HINT = (
+    "\n\n[Note: this is the same call with the same result as before. Do not repeat it: use "
+    "the result above, or answer the user now.]"
+)
+
+
+@dataclass(slots=True)
+class Agent:
+    """Everything a run needs; built by the session service from the config."""
+
+    provider: Provider
+    model: str
+    label: str  # provider/model, as shown
+    profile: ModelProfile
+    tools: list[Tool]
+    store: Store
+    root: Path
+    permission: PermissionService
+    system: str
+    settings: ToolSettings = field(default_factory=ToolSettings)
+    max_steps: int = 50
+    max_rounds: int = 300
+
+
+class Stop(Exception):
+    """Ends the loop with a reason; the detail is shown to the person."""
+
+    def __init__(self, reason: FinishReason, detail: str = "") -> None:
+        super().__init__(detail)
+        self.reason: FinishReason = reason
+        self.detail = detail
+
+
+class Run:
+    def __init__(
+        self, agent: Agent, session_id: str, *, emit: Callable[[Event], None], abort: AbortSignal
+    ) -> None:
+        self.agent = agent
+        self.session_id = session_id
+        self.emit = emit
+        self.abort = abort
+        self.history = agent.store.messages(session_id)
+        agent.permission.emit = emit
+        self.tools = {t.name: t for t in agent.tools}
+        self.specs: list[ToolSpec] = [tool_spec(t) for t in agent.tools]
+        self.usage = Usage()
+        self.steps = 0
+        self.rounds = 0
+        self.denials = 0
+        self.repeats: tuple[str, int] = ("", 0)
+        self.current: StepRecorder | None = None
+
+    # the run ------------------------------------------------------------------------------
+
+    async def __call__(self, text: str, *, model_text: str | None = None) -> RunFinished:
+        user = self._add_message("user")
+        self._append_part(user, TextPart(text, model_text=model_text))
+        self.emit(RunStarted(self.session_id, user.id, self.agent.label))
+        try:
+            reason, detail = await self._loop()
+        except (Aborted, asyncio.CancelledError):
+            if not self.abort.aborted:
+                raise
+            task = asyncio.current_task()
+            if task is not None:
+                task.uncancel()
+            reason, detail = "aborted", self.abort.reason
+            self._interrupt()
+        except ProviderError as exc:
+            reason, detail = "error", self._provider_failure(exc)
+        finished = RunFinished(reason, detail, self.steps, self.usage)
+        self.emit(finished)
+        return finished
+
+    async def _loop(self) -> tuple[FinishReason, str]:
+        continuations = 0
+        while True:
+            if self.steps >= self.agent.max_steps or self.rounds >= self.agent.max_rounds:
+                return await self._closing("step_limit", LIMIT_NOTE)
+            self.steps += 1
+            message, calls = await self._query(self.specs)
+            if not calls:
+                if message.finish == "length" and continuations < MAX_CONTINUATIONS:
+                    continuations += 1
+                    self._synthetic_user("Continue.")
+                    continue
+                return "finished", ""
+            try:
+                await self._execute(message, calls)
+            except Stop as stop:
+                if stop.reason == "repeat":
+                    return await self._closing("repeat", REPEAT_NOTE)
+                self._note(message, stop.detail, "warning")
+                return stop.reason, stop.detail
+
+    async def _closing(self, reason: FinishReason, note: str) -> tuple[FinishReason, str]:
+        """A limit was reached while the model wanted tools: one last call without tools."""
+        detail = {
+            "step_limit": f"Reached the step limit ({self.agent.max_steps} steps).",
+            "repeat": "The model kept repeating the same call with the same result.",
+        }.get(reason, note)
+        self.emit(Notice(detail + " Asking for a closing answer without tools.", "warning"))
+        self._synthetic_user(note)
+        message, _ = await self._query([])
+        self._note(message, detail, "warning")
+        return reason, detail
+
+    # query --------------------------------------------------------------------------------
+
+    async def _query(self, specs: list[ToolSpec]) -> tuple[Message, list[ToolPart]]:
+        self.abort.check()
+        self.rounds += 1
+        request = ModelRequest(
+            model=self.agent.model,
+            system=self.agent.system,
+            messages=list(self.history),
+            tools=specs,
+        )
+        message = self._add_message("assistant")
+        recorder = StepRecorder(
+            message,
+            store=self.agent.store,
+            emit=self.emit,
+            thinks_inline=self.agent.profile.thinks_inline,
+        )
+        self.current = recorder
+        stream = stream_with_retry(
+            lambda: self.agent.provider.stream(request),
+            abort=self.abort,
+            on_retry=self._on_retry,
+        )
+        async for event in stream:
+            recorder.on_event(event)
+        calls = recorder.end()
+        self.current = None
+        if not calls and specs:
+            calls = self._calls_from_text(message, recorder)
+        self.usage.add(message.usage)
+        self.emit(StepFinished(self.steps, message.finish or "stop", message.usage))
+        return message, calls
+
+    def _calls_from_text(self, message: Message, recorder: StepRecorder) -> list[ToolPart]:
+        if not self.agent.profile.text_tool_calls:
+            return []
+        found = parse_text_tool_calls(message.text(), set(self.tools))
+        parts = []
+        for name, args in found:
+            part = ToolPart(
+                call_id=new_id("call"),
+                name=name,
+                input=args,
+                raw_input=json.dumps(args),
+                from_text=True,
+            )
+            self._append_part(message, part)
+            parts.append(part)
+        if parts:
+            names = ", ".join(p.name for p in parts)
+            self.emit(Notice(f"The model wrote a tool call as text ({names}); totem runs it."))
+        return parts
+
+    def _on_retry(self, error: RetryableError, attempt: int, delay: float) -> None:
+        self.emit(Notice(f"{error.message} — retrying in {delay:.1f} s (try {attempt + 1}).",
+                         "warning"))
+
+    # execute ------------------------------------------------------------------------------
+
+    async def _execute(self, message: Message, calls: list[ToolPart]) -> None:
+        index = 0
+        while index < len(calls):
+            group = [calls[index]]
+            if self._read_only(calls[index]):
+                while index + len(group) < len(calls) and self._read_only(
+                    calls[index + len(group)]
+                ):
+                    group.append(calls[index + len(group)])
+            index += len(group)
+            if len(group) == 1:
+                await self._call(message, group[0])
+            else:
+                limit = asyncio.Semaphore(READ_CONCURRENCY)
+
+                async def bounded(part: ToolPart) -> None:
+                    async with limit:
+                        await self._call(message, part)
+
+                await asyncio.gather(*(bounded(p) for p in group))
+            try:
+                for part in group:
+                    self._check_guards(message, part)
+            except Stop:
+                for skipped in calls[index:]:
+                    self._finish_tool(message, skipped, "Not run: the run stopped.", error=True)
+                raise
+
+    def _read_only(self, part: ToolPart) -> bool:
+        tool = self.tools.get(part.name)
+        return tool is not None and tool.read_only
+
+    async def _call(self, message: Message, part: ToolPart) -> None:
+        self.abort.check()
+        self.emit(ToolStart(part.call_id, part.name, part.input, part.from_text))
+        tool = self.tools.get(part.name)
+        if tool is None:
+            known = ", ".join(sorted(self.tools))
+            self._finish_tool(message, part, f"Unknown tool '{part.name}'. Tools: {known}.", True)
+            return
+        try:
+            args = parse_arguments(tool, part.input if part.input is not None else part.raw_input)
+        except ToolError as exc:
+            self._finish_tool(message, part, str(exc), error=True)
+            return
+        part.input = args.model_dump()
+        part.state = "running"
+        self._save(message, part)
+        try:
+            result = await tool.run(args, self._context(tool, part))
+        except ToolError as exc:
+            self._finish_tool(message, part, str(exc), error=True)
+        except PermissionDenied as exc:
+            part.title = "denied"
+            self._finish_tool(message, part, exc.message, error=True)
+        except (Aborted, asyncio.CancelledError):
+            self._finish_tool(message, part, ABORTED_OUTPUT, error=True)
+            raise
+        except Exception as exc:  # a bug in a tool must not end the run
+            text = f"The tool failed unexpectedly: {type(exc).__name__}: {exc}"
+            self._finish_tool(message, part, text, error=True)
+        else:
+            part.images = result.images
+            part.title = result.title
+            self._finish_tool(message, part, result.output, error=False)
+
+    def _context(self, tool: Tool, part: ToolPart) -> ToolContext:
+        return ToolContext(
+            root=self.agent.root,
+            session_id=self.session_id,
+            call_id=part.call_id,
+            abort=self.abort,
+            permission=self.agent.permission,
+            settings=self.agent.settings,
+            snapshots=self.agent.store,
+            emit=self.emit,
+            tool_name=tool.name,
+        )
+
+    def _finish_tool(self, message: Message, part: ToolPart, output: str, error: bool) -> None:
+        if len(output) > self.agent.settings.output_limit * 2:
+            output = output[: self.agent.settings.output_limit * 2] + "\n[... truncated ...]"
+        part.output = output
+        part.state = "error" if error else "completed"
+        self._save(message, part)
+        shown = output + (" [image]" * len(part.images))
+        self.emit(ToolEnd(part.call_id, part.name, shown, error, part.title))
+
+    def _check_guards(self, message: Message, part: ToolPart) -> None:
+        """L8: three refusals in a row end the run; so does the same call repeated."""
+        if part.title == "denied":
+            self.denials += 1
+            if self.denials >= MAX_DENIALS:
+                raise Stop("rejected", "Stopped: three actions in a row were rejected or denied.")
+            return
+        self.denials = 0
+        signature = json.dumps([part.name, part.input, part.output], sort_keys=True)
+        same, count = self.repeats
+        count = count + 1 if signature == same else 1
+        self.repeats = (signature, count)
+        if count >= REPEAT_LIMIT:
+            raise Stop("repeat")
+        if count == REPEAT_LIMIT - 1:
+            part.output += REPEAT_HINT
+            self._save(message, part)
+
+    # store helpers ------------------------------------------------------------------------
+
+    def _add_message(self, role: str) -> Message:
+        assert role in ("user", "assistant")
+        message = Message(
+            id=new_id("msg"),
+            session_id=self.session_id,
+            role="user" if role == "user" else "assistant",
+            model=self.agent.label if role == "assistant" else None,
+        )
+        self.agent.store.add_message(message)
+        self.history.append(message)
+        return message
+
+    def _append_part(self, message: Message, part: TextPart | ToolPart | NoticePart) -> None:
+        message.parts.append(part)
+        self.agent.store.save_part(message.id, len(message.parts) - 1, part)
+
+    def _save(self, message: Message, part: ToolPart) -> None:
+        index = next(i for i, p in enumerate(message.parts) if p is part)
+        self.agent.store.save_part(message.id, index, part)
+
+    def _synthetic_user(self, text: str) -> None:
+        self._append_part(self._add_message("user"), TextPart(text, synthetic=True))
+
+    def _note(self, message: Message, text: str, level: str) -> None:
+        notice = NoticePart(text, "warning" if level == "warning" else "error")
+        self._append_part(message, notice)
+
+    def _interrupt(self) -> None:
+        """After an abort: keep what was streamed, close every unfinished tool part."""
+        if self.current is not None:
+            self.current.end()
+        last = self.history[-1]
+        for part in last.parts:
+            if isinstance(part, ToolPart) and part.state in ("pending", "running"):
+                self._finish_tool(last, part, ABORTED_OUTPUT, error=True)
+        self._note(last, "Aborted by the user.", "warning")
+
+    def _provider_failure(self, exc: ProviderError) -> str:
+        if self.current is not None:
+            self.current.end()
+            self.current = None
+        detail = f"The model provider failed: {exc.message}"
+        self._note(self.history[-1], detail, "error")
+        return detail
+
+
+async def run_events(
+    agent: Agent,
+    session_id: str,
+    text: str,
+    *,
+    abort: AbortSignal,
+    model_text: str | None = None,
+) -> AsyncIterator[Event]:
+    """Run in a task of its own; yield its events; an abort cancels what is in progress."""
+    queue: asyncio.Queue[Event | None] = asyncio.Queue()
+    run = Run(agent, session_id, emit=queue.put_nowait, abort=abort)
+    task = asyncio.create_task(run(text, model_text=model_text))
+    task.add_done_callback(lambda _: queue.put_nowait(None))
+
+    async def cancel_on_abort() -> None:
+        await abort.wait()
+        task.cancel()
+
+    watcher = asyncio.create_task(cancel_on_abort())
+    try:
+        while (event := await queue.get()) is not None:
+            yield event
+        await task
+    finally:
+        watcher.cancel()
+        if not task.done():
+            abort.abort("the client went away")
+            await asyncio.gather(task, return_exceptions=True)

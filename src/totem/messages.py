@@ -1,0 +1,164 @@
+"""Messages and their parts: what a conversation is made of, as stored.
+
+A message has a role and an ordered list of parts. Parts are typed dataclasses, persisted
+as JSON (see `part_to_dict` / `part_from_dict`) the moment they change, so the store holds
+everything already shown. The history is append-only: parts change only while they stream
+(a tool part goes pending -> running -> completed | error) and never afterwards.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from dataclasses import asdict, dataclass, field
+from typing import Any, Literal, TypeAlias, assert_never
+
+__all__ = [
+    "ImageBlock",
+    "Message",
+    "NoticePart",
+    "Part",
+    "ReasoningPart",
+    "Role",
+    "TextPart",
+    "ToolPart",
+    "ToolState",
+    "Usage",
+    "new_id",
+    "part_from_dict",
+    "part_to_dict",
+]
+
+Role: TypeAlias = Literal["user", "assistant"]
+ToolState: TypeAlias = Literal["pending", "running", "completed", "error"]
+
+_counter = 0
+
+
+def new_id(prefix: str) -> str:
+    """A sortable unique id: prefix, time in microseconds, a process-local counter."""
+    global _counter
+    _counter = (_counter + 1) % 0x10000
+    return f"{prefix}_{time.time_ns() // 1000:x}{_counter:04x}"
+
+
+@dataclass(slots=True)
+class ImageBlock:
+    """An image in a tool result: base64 data and its media type."""
+
+    media_type: str
+    data: str
+
+
+@dataclass(slots=True)
+class TextPart:
+    text: str
+    # For a user message: what the model receives when it differs from what was typed
+    # (a command expanded). None means the model receives `text`.
+    model_text: str | None = None
+    synthetic: bool = False  # written by totem (e.g. "Continue."), not by a person
+    type: Literal["text"] = "text"
+
+
+@dataclass(slots=True)
+class ReasoningPart:
+    text: str
+    signature: str | None = None
+    type: Literal["reasoning"] = "reasoning"
+
+
+@dataclass(slots=True)
+class ToolPart:
+    call_id: str
+    name: str
+    input: dict[str, Any] | None = None
+    raw_input: str = ""
+    state: ToolState = "pending"
+    output: str = ""
+    images: list[ImageBlock] = field(default_factory=list)
+    title: str = ""
+    from_text: bool = False  # the model wrote this call as text; totem ran it
+    started: float | None = None
+    ended: float | None = None
+    type: Literal["tool"] = "tool"
+
+
+@dataclass(slots=True)
+class NoticePart:
+    """Something totem tells the person (a limit reached, a retry); never sent to the model."""
+
+    text: str
+    level: Literal["info", "warning", "error"] = "info"
+    type: Literal["notice"] = "notice"
+
+
+Part: TypeAlias = TextPart | ReasoningPart | ToolPart | NoticePart
+
+
+@dataclass(slots=True)
+class Usage:
+    input: int = 0
+    output: int = 0
+    cache_read: int = 0
+    cache_write: int = 0
+    reasoning: int = 0
+
+    def add(self, other: Usage) -> None:
+        self.input += other.input
+        self.output += other.output
+        self.cache_read += other.cache_read
+        self.cache_write += other.cache_write
+        self.reasoning += other.reasoning
+
+
+@dataclass(slots=True)
+class Message:
+    id: str
+    session_id: str
+    role: Role
+    parts: list[Part] = field(default_factory=list)
+    created: float = field(default_factory=time.time)
+    model: str | None = None
+    finish: str | None = None
+    usage: Usage = field(default_factory=Usage)
+
+    def text(self) -> str:
+        return "".join(p.text for p in self.parts if isinstance(p, TextPart))
+
+
+def part_to_dict(part: Part) -> dict[str, Any]:
+    return asdict(part)
+
+
+def part_from_dict(data: dict[str, Any]) -> Part:
+    kind = data.get("type")
+    fields = {k: v for k, v in data.items() if k != "type"}
+    if kind == "text":
+        return TextPart(**fields)
+    if kind == "reasoning":
+        return ReasoningPart(**fields)
+    if kind == "tool":
+        images = [ImageBlock(**i) for i in fields.pop("images", [])]
+        return ToolPart(images=images, **fields)
+    if kind == "notice":
+        return NoticePart(**fields)
+    raise ValueError(f"unknown part type {kind!r}")
+
+
+def part_json(part: Part) -> str:
+    return json.dumps(part_to_dict(part), ensure_ascii=False, separators=(",", ":"))
+
+
+def describe(part: Part) -> str:
+    """A one-line, display-safe description of a part."""
+    match part:
+        case TextPart(text=text):
+            return text
+        case ReasoningPart(text=text):
+            return f"(thinking) {text}"
+        case ToolPart(name=name, state=state):
+            return f"[{name}: {state}]"
+        case NoticePart(text=text):
+            return f"! {text}"
+        case _:
+            assert_never(part)

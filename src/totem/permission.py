@@ -1,0 +1,165 @@
+"""Permission: rules `(permission, pattern, action)`, last match wins; questions for the rest.
+
+A tool asks inside its own `run` with the patterns it touches (paths, each command of a bash
+line). Rules come from the defaults, the config, and replies "always" remembered in the store
+for the project. What no rule allows is asked: in the terminal or the page the run waits for
+the person's reply; with `--yes` it is allowed; in a headless run with nobody to ask it is
+denied, and the denial says so. Rejections go back to the model as the tool's result.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import fnmatch
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from typing import Literal, Protocol, TypeAlias
+
+from totem.events import Event, PermissionAsked
+from totem.messages import new_id
+
+__all__ = [
+    "DEFAULT_RULES",
+    "Action",
+    "Mode",
+    "PermissionDenied",
+    "PermissionService",
+    "Reply",
+    "Rule",
+    "evaluate",
+]
+
+Action: TypeAlias = Literal["allow", "ask", "deny"]
+Mode: TypeAlias = Literal["interactive", "yes", "headless"]
+ReplyKind: TypeAlias = Literal["once", "always", "reject"]
+
+
+@dataclass(frozen=True, slots=True)
+class Rule:
+    permission: str
+    pattern: str
+    action: Action
+
+
+@dataclass(frozen=True, slots=True)
+class Reply:
+    kind: ReplyKind
+    message: str = ""  # with "reject": feedback for the model
+
+
+DEFAULT_RULES: tuple[Rule, ...] = (
+    Rule("*", "*", "ask"),
+    Rule("read", "*", "allow"),
+    Rule("glob", "*", "allow"),
+    Rule("grep", "*", "allow"),
+    Rule("external_directory", "*", "deny"),
+)
+
+
+class PermissionDenied(Exception):
+    """The action was refused: by a rule, by the person, or for want of anyone to ask."""
+
+    def __init__(self, message: str, *, by_user: bool = False) -> None:
+        super().__init__(message)
+        self.message = message
+        self.by_user = by_user
+
+
+class RuleMemory(Protocol):
+    def remembered_rules(self, project: str) -> list[Rule]: ...
+
+    def remember_rule(self, project: str, rule: Rule) -> None: ...
+
+
+def evaluate(rules: Iterable[Rule], permission: str, pattern: str) -> Action:
+    """The action of the last rule that matches both the permission and the pattern."""
+    action: Action = "ask"
+    for rule in rules:
+        if fnmatch.fnmatchcase(permission, rule.permission) and fnmatch.fnmatchcase(
+            pattern, rule.pattern
+        ):
+            action = rule.action
+    return action
+
+
+class PermissionService:
+    def __init__(
+        self,
+        *,
+        rules: Iterable[Rule],
+        mode: Mode,
+        project: str,
+        memory: RuleMemory | None = None,
+        emit: Callable[[Event], None] | None = None,
+    ) -> None:
+        self.rules = [*DEFAULT_RULES, *rules]
+        self.mode: Mode = mode
+        self.project = project
+        self.memory = memory
+        self.emit = emit
+        self._remembered = memory.remembered_rules(project) if memory else []
+        self._pending: dict[str, asyncio.Future[Reply]] = {}
+
+    def action_for(self, permission: str, pattern: str) -> Action:
+        return evaluate([*self.rules, *self._remembered], permission, pattern)
+
+    async def ask(
+        self,
+        *,
+        tool: str,
+        permission: str,
+        patterns: list[str],
+        title: str,
+        always: list[str] | None = None,
+    ) -> None:
+        """Return when allowed; raise PermissionDenied otherwise."""
+        actions = [self.action_for(permission, p) for p in patterns] or ["ask"]
+        for pattern, action in zip(patterns, actions, strict=False):
+            if action == "deny":
+                raise PermissionDenied(
+                    f"{tool} was denied by a permission rule ({permission}: {pattern})."
+                )
+        if all(a == "allow" for a in actions):
+            return
+        if self.mode == "yes":
+            return
+        if self.mode == "headless" or self.emit is None:
+            raise PermissionDenied(
+                f"{tool} needs permission ({title}) and nobody can answer: this run has no "
+                "terminal. Run it in a terminal, pass --yes, or allow it with a rule."
+            )
+        request_id = new_id("perm")
+        future: asyncio.Future[Reply] = asyncio.get_running_loop().create_future()
+        self._pending[request_id] = future
+        self.emit(
+            PermissionAsked(
+                request_id=request_id,
+                tool=tool,
+                permission=permission,
+                patterns=patterns,
+                title=title,
+            )
+        )
+        try:
+            reply = await future
+        finally:
+            self._pending.pop(request_id, None)
+        if reply.kind == "reject":
+            feedback = f" The user said: {reply.message}" if reply.message else ""
+            raise PermissionDenied(f"The user rejected {tool} ({title}).{feedback}", by_user=True)
+        if reply.kind == "always":
+            for pattern in always or patterns:
+                rule = Rule(permission, pattern, "allow")
+                self._remembered.append(rule)
+                if self.memory:
+                    self.memory.remember_rule(self.project, rule)
+
+    def reply(self, request_id: str, reply: Reply) -> bool:
+        future = self._pending.get(request_id)
+        if future is None or future.done():
+            return False
+        future.set_result(reply)
+        return True
+
+    def pending(self) -> list[str]:
+        return list(self._pending)

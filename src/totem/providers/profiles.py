@@ -1,0 +1,61 @@
+"""Model quirks, in one place: a profile per model family.
+
+Nothing else in totem checks a model's name. A profile says what the family needs: whether
+it thinks inline (text before `</think>` is reasoning), whether it tends to write tool calls
+as text, whether it calls tools reliably at all, and its window and output sizes when known.
+Unknown stays unknown (None): it is shown as unknown, never guessed.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+__all__ = ["ModelProfile", "profile_for"]
+
+
+@dataclass(frozen=True, slots=True)
+class ModelProfile:
+    family: str
+    context_window: int | None = None
+    max_output: int | None = None
+    tools: bool | None = None  # False: known not to call tools reliably
+    thinks_inline: bool = False  # reasoning written in the text, closed by </think>
+    text_tool_calls: bool = True  # may write tool calls as text; parse them
+    small: bool = False  # small local model: keep prompts and limits tight
+
+
+# (pattern on the lower-cased model id, profile). First match wins: specific before generic.
+_FAMILIES: list[tuple[str, ModelProfile]] = [
+    (r"qwen3.*coder", ModelProfile("qwen3-coder", 262_144, 65_536, True)),
+    (r"qwen3", ModelProfile("qwen3", 40_960, 32_768, True, thinks_inline=True)),
+    (r"qwq", ModelProfile("qwq", 131_072, 32_768, True, thinks_inline=True)),
+    (r"deepseek-r1", ModelProfile("deepseek-r1", 131_072, 32_768, None, thinks_inline=True)),
+    (
+        r"qwen2\.5.*coder.*(0\.5b|1\.5b)",
+        ModelProfile("qwen2.5-coder-small", 32_768, 8_192, None, small=True),
+    ),
+    (r"qwen2\.5.*(0\.5b|1\.5b)", ModelProfile("qwen2.5-small", 32_768, 8_192, False, small=True)),
+    (r"qwen2\.5", ModelProfile("qwen2.5", 32_768, 8_192, True)),
+    (r"llama-?3\.[123].*(1b|3b)", ModelProfile("llama3-small", 131_072, 8_192, None, small=True)),
+    (r"llama-?3", ModelProfile("llama3", 131_072, 8_192, True)),
+    (r"gpt-oss", ModelProfile("gpt-oss", 131_072, 32_768, True)),
+    (r"gpt-4o|gpt-4\.1", ModelProfile("gpt-4", 128_000, 16_384, True, text_tool_calls=False)),
+    (r"gpt-5", ModelProfile("gpt-5", 400_000, 128_000, True, text_tool_calls=False)),
+    (r"claude", ModelProfile("claude", 200_000, 64_000, True, text_tool_calls=False)),
+    (r"gemini", ModelProfile("gemini", 1_048_576, 65_536, True, text_tool_calls=False)),
+    (r"mistral|devstral|codestral", ModelProfile("mistral", 131_072, 32_768, True)),
+    (r"gemma", ModelProfile("gemma", 131_072, 8_192, None)),
+    (r"phi", ModelProfile("phi", 16_384, 4_096, False, small=True)),
+]
+
+_COMPILED = [(re.compile(p), prof) for p, prof in _FAMILIES]
+_UNKNOWN = ModelProfile("unknown")
+
+
+def profile_for(model: str) -> ModelProfile:
+    name = model.lower()
+    for pattern, profile in _COMPILED:
+        if pattern.search(name):
+            return profile
+    return _UNKNOWN

@@ -1,0 +1,66 @@
+"""From configuration to a provider: kinds map to adapters, imported only when used."""
+
+from __future__ import annotations
+
+from totem.config import Config, ConfigError, ProviderConfig
+from totem.providers.base import Provider
+
+__all__ = ["OPENAI_KINDS", "make_provider", "resolve_model"]
+
+OPENAI_KINDS = frozenset({"openai", "openai-compatible", "llamacpp", "lmstudio", "vllm", "other"})
+
+
+def resolve_model(config: Config, spec: str | None) -> tuple[ProviderConfig, str]:
+    """`provider/model` (or just `model` when one provider is configured) -> its config."""
+    spec = spec or config.model
+    if not spec:
+        if not config.providers:
+            raise ConfigError(
+                "No model is configured. Add a provider to ~/.config/totem/config.yaml or "
+                ".totem/config.yaml, e.g.\n"
+                "  model: local/qwen2.5-coder\n"
+                "  providers:\n"
+                "    local: {kind: openai, base_url: 'http://127.0.0.1:8080/v1'}\n"
+                "or pass --model PROVIDER/MODEL."
+            )
+        raise ConfigError("No model chosen: pass --model PROVIDER/MODEL or set `model:`.")
+    name, _, model = spec.partition("/")
+    if name in config.providers and model:
+        return config.providers[name], model
+    if len(config.providers) == 1 and name not in config.providers:
+        only = next(iter(config.providers.values()))
+        return only, spec
+    known = ", ".join(sorted(config.providers)) or "none"
+    raise ConfigError(f"Unknown provider in '{spec}'. Configured providers: {known}.")
+
+
+def make_provider(cfg: ProviderConfig) -> Provider:
+    key: str | None = None
+    if cfg.key is not None:
+        key = cfg.key.reveal()
+        if key is None:
+            names = ", ".join(cfg.key.env_vars())
+            raise ConfigError(
+                f"provider '{cfg.name}': its key comes from the environment variable {names}, "
+                "which is not set."
+            )
+    if cfg.kind in OPENAI_KINDS:
+        if not cfg.base_url:
+            raise ConfigError(f"provider '{cfg.name}': kind {cfg.kind} needs a base_url")
+        from totem.providers.openai_chat import OpenAIChatProvider
+
+        return OpenAIChatProvider(
+            name=cfg.name,
+            base_url=cfg.base_url,
+            api_key=key,
+            headers={str(k): str(v) for k, v in (cfg.options.get("headers") or {}).items()},
+            options=cfg.options,
+        )
+    if cfg.kind == "scripted":
+        from totem.providers.fake import ScriptedProvider
+
+        script = cfg.options.get("script")
+        if not script:
+            raise ConfigError(f"provider '{cfg.name}': kind scripted needs options.script")
+        return ScriptedProvider.from_file(str(script), name=cfg.name)
+    raise ConfigError(f"provider '{cfg.name}': unknown kind '{cfg.kind}'")

@@ -1,0 +1,137 @@
+"""The one retry policy (SPEC L6), shared by every adapter.
+
+`stream_with_retry(open_stream, abort=...)` opens a provider stream and passes its events
+through. A transient failure (`RetryableError`, or a network error from httpx that leaked
+out of an adapter) is retried with exponential backoff, 1 s doubling up to a 60 s cap with
+±30 % jitter, or after the `retry_after` the provider asked for; up to `max_tries` tries.
+The rules that keep output honest:
+
+- a failure *before* the first event is retried, even a stream that simply ended;
+- a failure *after* an event was passed on is raised: retrying would show the start of
+  the answer twice;
+- a `FatalError` (bad key, invalid request) is raised at once;
+- the wait between tries ends early with `Aborted` when the run's abort signal fires.
+
+`sleep` and `rng` are injectable so that tests run the policy in no time, without patching.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import random
+import sys
+from collections.abc import AsyncIterator, Awaitable, Callable
+
+from totem.abort import AbortSignal
+from totem.providers.base import FatalError, RetryableError, StreamEvent
+
+__all__ = ["backoff_delay", "stream_with_retry"]
+
+JITTER = 0.3
+
+
+def backoff_delay(
+    attempt: int,
+    *,
+    retry_after: float | None = None,
+    base: float = 1.0,
+    cap: float = 60.0,
+    rng: Callable[[], float] = random.random,
+) -> float:
+    """Seconds to wait after failed try number `attempt` (1 for the first try).
+
+    The provider's `retry_after` wins when given (no jitter: it knows best); otherwise
+    `base * 2 ** (attempt - 1)` with ±30 % jitter, never more than `cap`.
+    """
+    if retry_after is not None:
+        return max(0.0, retry_after)
+    exponent = min(max(attempt - 1, 0), 62)
+    delay = min(cap, base * 2.0**exponent)
+    jitter = 1.0 + JITTER * (2.0 * rng() - 1.0)
+    return max(0.0, min(cap, delay * jitter))
+
+
+def _as_retryable(exc: BaseException) -> RetryableError | None:
+    """The retryable form of `exc`, or None when it must not be retried."""
+    if isinstance(exc, RetryableError):
+        return exc
+    if isinstance(exc, FatalError):
+        return None
+    # httpx is looked up, not imported: if no adapter loaded it, none of its errors can leak.
+    httpx = sys.modules.get("httpx")
+    if httpx is not None and isinstance(exc, httpx.TransportError):
+        return RetryableError(f"network: {type(exc).__name__}: {exc}".rstrip(": "))
+    if isinstance(exc, ConnectionError):
+        return RetryableError(f"network: {exc or type(exc).__name__}")
+    return None
+
+
+async def _wait(
+    delay: float, abort: AbortSignal, sleep: Callable[[float], Awaitable[object]]
+) -> None:
+    """Sleep `delay` seconds unless the abort signal fires first (then raise `Aborted`)."""
+    abort.check()
+    if delay <= 0:
+        return
+    sleeper = asyncio.ensure_future(sleep(delay))
+    watcher = asyncio.ensure_future(abort.wait())
+    try:
+        await asyncio.wait({sleeper, watcher}, return_when=asyncio.FIRST_COMPLETED)
+    finally:
+        for task in (sleeper, watcher):
+            task.cancel()
+        await asyncio.gather(sleeper, watcher, return_exceptions=True)
+    abort.check()
+
+
+async def stream_with_retry(
+    open_stream: Callable[[], AsyncIterator[StreamEvent]],
+    *,
+    abort: AbortSignal,
+    on_retry: Callable[[RetryableError, int, float], None] | None = None,
+    max_tries: int = 10,
+    base: float = 1.0,
+    cap: float = 60.0,
+    max_retry_after: float = 300.0,
+    sleep: Callable[[float], Awaitable[object]] = asyncio.sleep,
+    rng: Callable[[], float] = random.random,
+) -> AsyncIterator[StreamEvent]:
+    """The events of `open_stream()`, retried on transient failures (see the module doc).
+
+    `on_retry(error, attempt, delay)` is called before each wait, `attempt` being the number
+    of the try that failed. A provider asking to wait longer than `max_retry_after` seconds
+    (a daily quota, say) is not waited for: its error is raised with that wait in it.
+    """
+    attempt = 0
+    while True:
+        abort.check()
+        attempt += 1
+        yielded = False
+        stream: AsyncIterator[StreamEvent] | None = None
+        try:
+            stream = open_stream()
+            async for event in stream:
+                yielded = True
+                yield event
+            return
+        except Exception as exc:
+            error = _as_retryable(exc)
+            if error is None:
+                raise
+            delay = backoff_delay(
+                attempt, retry_after=error.retry_after, base=base, cap=cap, rng=rng
+            )
+            if delay > max_retry_after:
+                error.message = f"{error.message} (the provider asks to wait {delay:.0f} s)"
+                error.args = (error.message,)
+            if yielded or attempt >= max_tries or delay > max_retry_after:
+                if error is exc:
+                    raise
+                raise error from exc
+        finally:
+            close = getattr(stream, "aclose", None)
+            if close is not None:
+                await close()
+        if on_retry is not None:
+            on_retry(error, attempt, delay)
+        await _wait(delay, abort, sleep)

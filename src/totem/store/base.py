@@ -1,0 +1,56 @@
+"""The store boundary. SQLite by default; a shared server could put PostgreSQL behind it."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Protocol
+
+from totem.messages import Message, Part
+from totem.permission import Rule
+
+__all__ = ["SessionInfo", "Store"]
+
+
+@dataclass(slots=True)
+class SessionInfo:
+    id: str
+    project: str
+    title: str
+    model: str
+    parent_id: str | None
+    created: float
+    updated: float
+
+
+class Store(Protocol):
+    def create_session(
+        self, *, project: str, model: str, title: str = "", parent_id: str | None = None
+    ) -> SessionInfo: ...
+
+    def get_session(self, session_id: str) -> SessionInfo | None: ...
+
+    def latest_session(self, project: str) -> SessionInfo | None: ...
+
+    def list_sessions(self, project: str, limit: int = 50) -> list[SessionInfo]: ...
+
+    def set_title(self, session_id: str, title: str) -> None: ...
+
+    def add_message(self, message: Message) -> None: ...
+
+    def save_part(self, message_id: str, index: int, part: Part) -> None: ...
+
+    def finish_message(self, message: Message) -> None: ...
+
+    def messages(self, session_id: str) -> list[Message]: ...
+
+    def save_snapshot(
+        self, *, session_id: str, call_id: str, path: str, content: bytes | None
+    ) -> None: ...
+
+    def snapshots(self, session_id: str) -> list[tuple[str, str, bytes | None]]: ...
+
+    def remembered_rules(self, project: str) -> list[Rule]: ...
+
+    def remember_rule(self, project: str, rule: Rule) -> None: ...
+
+    def close(self) -> None: ...

@@ -1,0 +1,63 @@
+"""Append-only schema migrations: never edit one that shipped; add a new one at the end."""
+
+from __future__ import annotations
+
+import sqlite3
+
+__all__ = ["MIGRATIONS", "migrate"]
+
+MIGRATIONS: list[str] = [
+    """
+    CREATE TABLE sessions (
+        id TEXT PRIMARY KEY,
+        project TEXT NOT NULL,
+        title TEXT NOT NULL DEFAULT '',
+        model TEXT NOT NULL DEFAULT '',
+        parent_id TEXT,
+        created REAL NOT NULL,
+        updated REAL NOT NULL
+    );
+    CREATE INDEX sessions_project ON sessions(project, updated);
+    CREATE TABLE messages (
+        id TEXT PRIMARY KEY,
+        session_id TEXT NOT NULL REFERENCES sessions(id),
+        seq INTEGER NOT NULL,
+        role TEXT NOT NULL,
+        model TEXT,
+        finish TEXT,
+        usage TEXT NOT NULL DEFAULT '{}',
+        created REAL NOT NULL
+    );
+    CREATE UNIQUE INDEX messages_session ON messages(session_id, seq);
+    CREATE TABLE parts (
+        message_id TEXT NOT NULL REFERENCES messages(id),
+        idx INTEGER NOT NULL,
+        type TEXT NOT NULL,
+        data TEXT NOT NULL,
+        updated REAL NOT NULL,
+        PRIMARY KEY (message_id, idx)
+    );
+    CREATE TABLE snapshots (
+        id INTEGER PRIMARY KEY AUTOINCREMENT,
+        session_id TEXT NOT NULL,
+        call_id TEXT NOT NULL,
+        path TEXT NOT NULL,
+        content BLOB,
+        created REAL NOT NULL
+    );
+    CREATE INDEX snapshots_session ON snapshots(session_id, id);
+    CREATE TABLE permission_rules (
+        project TEXT NOT NULL,
+        permission TEXT NOT NULL,
+        pattern TEXT NOT NULL,
+        action TEXT NOT NULL,
+        PRIMARY KEY (project, permission, pattern)
+    );
+    """,
+]
+
+
+def migrate(db: sqlite3.Connection) -> None:
+    (version,) = db.execute("PRAGMA user_version").fetchone()
+    for number, script in enumerate(MIGRATIONS[version:], start=version + 1):
+        db.executescript(f"BEGIN; {script}; PRAGMA user_version = {number}; COMMIT;")

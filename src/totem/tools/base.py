@@ -1,0 +1,191 @@
+"""Tools are declared once: a pydantic input model, a description, a read-only flag, `run`.
+
+The input model gives the JSON schema the model sees (field descriptions are what it reads)
+and validates what comes back. Two kinds of failure, as in Codex's tool registry:
+
+    ToolError          goes back to the model as the tool's result; the run goes on
+    Aborted / others   end the turn (abort) or are reported as an internal tool error
+
+`ctx` carries everything a tool needs at run time; there is no global state.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, ClassVar, Protocol
+
+from pydantic import BaseModel, ValidationError
+
+from totem.abort import AbortSignal
+from totem.events import Event
+from totem.messages import ImageBlock
+from totem.permission import PermissionDenied, PermissionService
+from totem.providers.base import ToolSpec
+
+__all__ = [
+    "SnapshotSink",
+    "Tool",
+    "ToolContext",
+    "ToolError",
+    "ToolResult",
+    "ToolSettings",
+    "parse_arguments",
+    "tool_spec",
+    "truncate",
+]
+
+
+class ToolError(Exception):
+    """A failure the model can act on; its message becomes the tool result."""
+
+
+@dataclass(slots=True)
+class ToolResult:
+    output: str
+    title: str = ""
+    images: list[ImageBlock] = field(default_factory=list)
+
+
+@dataclass(slots=True)
+class ToolSettings:
+    bash_timeout: float = 120.0
+    bash_max_timeout: float = 600.0
+    output_limit: int = 30_000  # characters kept of a tool's output
+    forbidden_commands: list[str] = field(default_factory=list)
+    shell: str = "/bin/bash"
+
+
+class SnapshotSink(Protocol):
+    def save_snapshot(
+        self, *, session_id: str, call_id: str, path: str, content: bytes | None
+    ) -> None: ...
+
+
+@dataclass(slots=True)
+class ToolContext:
+    root: Path
+    session_id: str
+    call_id: str
+    abort: AbortSignal
+    permission: PermissionService
+    settings: ToolSettings
+    snapshots: SnapshotSink | None = None
+    emit: Callable[[Event], None] | None = None
+    tool_name: str = ""
+
+    async def ask(
+        self, permission: str, patterns: list[str], *, title: str, always: list[str] | None = None
+    ) -> None:
+        await self.permission.ask(
+            tool=self.tool_name,
+            permission=permission,
+            patterns=patterns,
+            title=title,
+            always=always,
+        )
+
+    async def resolve(self, path: str) -> Path:
+        """The real path of `path` inside the project; outside it only when a rule allows."""
+        if not path:
+            raise ToolError("The path is empty. Give a path relative to the project root.")
+        root = Path(os.path.realpath(self.root))
+        expanded = os.path.expanduser(path) if path.startswith("~") else path
+        candidate = Path(expanded)
+        if not candidate.is_absolute():
+            candidate = root / candidate
+        real = Path(os.path.realpath(candidate))
+        if real == root or root in real.parents:
+            return real
+        try:
+            await self.permission.ask(
+                tool=self.tool_name,
+                permission="external_directory",
+                patterns=[str(real)],
+                title=f"access {real}, outside the project",
+            )
+        except PermissionDenied as exc:
+            link = " (through a symbolic link)" if real != Path(os.path.abspath(candidate)) else ""
+            raise ToolError(
+                f"'{path}' resolves to {real}{link}, which is outside the project root {root}. "
+                "Only paths inside the project can be used; give a path relative to the root."
+                + ("" if "rule" in exc.message else f" ({exc.message})")
+            ) from None
+        return real
+
+    def relative(self, path: Path) -> str:
+        root = Path(os.path.realpath(self.root))
+        try:
+            return str(path.relative_to(root)) or "."
+        except ValueError:
+            return str(path)
+
+    def snapshot(self, path: Path) -> None:
+        """Record a file's content (or its absence) before it changes."""
+        if self.snapshots is None:
+            return
+        content = path.read_bytes() if path.is_file() else None
+        self.snapshots.save_snapshot(
+            session_id=self.session_id, call_id=self.call_id, path=str(path), content=content
+        )
+
+
+class Tool(Protocol):
+    name: ClassVar[str]
+    description: ClassVar[str]
+    read_only: ClassVar[bool]
+    Input: ClassVar[type[BaseModel]]
+
+    async def run(self, args: Any, ctx: ToolContext) -> ToolResult: ...
+
+
+def _clean_schema(node: Any) -> Any:
+    if isinstance(node, dict):
+        return {k: _clean_schema(v) for k, v in node.items() if k != "title"}
+    if isinstance(node, list):
+        return [_clean_schema(v) for v in node]
+    return node
+
+
+def tool_spec(tool: Tool) -> ToolSpec:
+    schema = _clean_schema(tool.Input.model_json_schema())
+    return ToolSpec(name=tool.name, description=tool.description, parameters=schema)
+
+
+def parse_arguments(tool: Tool, raw: str | dict[str, Any] | None) -> BaseModel:
+    """Validate the model's arguments; a ToolError worded for the model on any problem."""
+    if isinstance(raw, str):
+        text = raw.strip() or "{}"
+        try:
+            raw = json.loads(text)
+        except json.JSONDecodeError as exc:
+            raise ToolError(
+                f"The arguments for {tool.name} are not valid JSON ({exc.msg} at position "
+                f"{exc.pos}). Send a JSON object matching the tool's parameters."
+            ) from None
+    if raw is None:
+        raw = {}
+    if not isinstance(raw, dict):
+        raise ToolError(f"The arguments for {tool.name} must be a JSON object.")
+    try:
+        return tool.Input.model_validate(raw)
+    except ValidationError as exc:
+        problems = "; ".join(
+            f"{'.'.join(str(p) for p in err['loc']) or 'arguments'}: {err['msg']}"
+            for err in exc.errors()
+        )
+        raise ToolError(f"Invalid arguments for {tool.name}: {problems}.") from None
+
+
+def truncate(text: str, limit: int, *, hint: str = "") -> str:
+    """Keep the head and tail of a long output and say what was cut."""
+    if len(text) <= limit:
+        return text
+    head = text[: limit * 2 // 3]
+    tail = text[-(limit // 3) :]
+    cut = len(text) - len(head) - len(tail)
+    note = f"\n\n[... {cut} characters truncated{'; ' + hint if hint else ''} ...]\n\n"
+    return head + note + tail

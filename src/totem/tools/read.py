@@ -1,0 +1,178 @@
+"""read: a file with numbered lines, a folder listing, or an image as an image block."""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import difflib
+import os
+from pathlib import Path
+from typing import ClassVar
+from weakref import WeakKeyDictionary
+
+from pydantic import BaseModel, Field
+
+from totem.messages import ImageBlock
+from totem.permission import PermissionService
+from totem.tools.base import ToolContext, ToolError, ToolResult, truncate
+
+__all__ = ["Read", "ReadInput", "is_binary", "not_found"]
+
+DEFAULT_LIMIT = 2000
+MAX_LINE = 2000
+MAX_IMAGE_BYTES = 5 * 1024 * 1024
+IMAGE_TYPES = {
+    ".png": "image/png",
+    ".jpg": "image/jpeg",
+    ".jpeg": "image/jpeg",
+    ".gif": "image/gif",
+    ".webp": "image/webp",
+}
+
+# The AGENTS.md files already given to the model, per run (one PermissionService per run).
+_loaded_instructions: WeakKeyDictionary[PermissionService, set[Path]] = WeakKeyDictionary()
+
+
+class ReadInput(BaseModel):
+    path: str = Field(description="File or folder, relative to the project root.")
+    offset: int | None = Field(None, ge=1, description="First line to read (1-based).")
+    limit: int | None = Field(None, ge=1, description="Number of lines (default 2000).")
+
+
+def is_binary(head: bytes) -> bool:
+    """A NUL byte in the first block means binary, as git and grep decide."""
+    return b"\0" in head
+
+
+def not_found(path: str, resolved: Path, ctx: ToolContext) -> ToolError:
+    """A 'not found' error naming similar entries of the folder, when there are some."""
+    folder = resolved.parent
+    if not folder.is_dir():
+        return ToolError(f"{path} does not exist (nor does its folder {ctx.relative(folder)}).")
+    names = os.listdir(folder)
+    close = difflib.get_close_matches(resolved.name, names, n=3, cutoff=0.5)
+    close += [n for n in names if resolved.name.lower() in n.lower() and n not in close][:3]
+    if not close:
+        return ToolError(f"{path} does not exist.")
+    suggestions = ", ".join(ctx.relative(folder / name) for name in close[:3])
+    return ToolError(f"{path} does not exist. Did you mean: {suggestions}?")
+
+
+class Read:
+    name: ClassVar[str] = "read"
+    description: ClassVar[str] = (
+        "Read a text file (lines numbered), list a folder, or view an image. "
+        "Use offset/limit for long files."
+    )
+    read_only: ClassVar[bool] = True
+    Input: ClassVar[type[BaseModel]] = ReadInput
+
+    async def run(self, args: ReadInput, ctx: ToolContext) -> ToolResult:
+        path = await ctx.resolve(args.path)
+        await ctx.ask("read", [ctx.relative(path)], title=f"read {ctx.relative(path)}")
+        title = ctx.relative(path)
+        if path.is_dir():
+            return ToolResult(_listing(path, args, ctx), title=title)
+        if not path.exists():
+            raise not_found(args.path, path, ctx)
+        media_type = IMAGE_TYPES.get(path.suffix.lower())
+        if media_type is not None:
+            return _image(path, media_type, title)
+        output = await asyncio.to_thread(_numbered, path, args, ctx)
+        instructions = _instructions(path, ctx)
+        return ToolResult(output + instructions, title=title)
+
+
+def _listing(folder: Path, args: ReadInput, ctx: ToolContext) -> str:
+    entries = sorted(
+        entry.name + ("/" if entry.is_dir() else "") for entry in os.scandir(folder)
+    )
+    if not entries:
+        return f"{ctx.relative(folder)}/ is empty."
+    start = (args.offset or 1) - 1
+    limit = args.limit or DEFAULT_LIMIT
+    shown = entries[start : start + limit]
+    text = "\n".join(shown)
+    if start + limit < len(entries):
+        text += (
+            f"\n\n[{len(entries)} entries; showing {start + 1}-{start + len(shown)}. "
+            f"Use offset={start + len(shown) + 1} to see more.]"
+        )
+    return truncate(text, ctx.settings.output_limit, hint="use offset and limit")
+
+
+def _image(path: Path, media_type: str, title: str) -> ToolResult:
+    size = path.stat().st_size
+    if size > MAX_IMAGE_BYTES:
+        raise ToolError(
+            f"{title} is an image of {size // 1024} KiB; images over "
+            f"{MAX_IMAGE_BYTES // (1024 * 1024)} MiB cannot be read."
+        )
+    data = base64.b64encode(path.read_bytes()).decode("ascii")
+    return ToolResult("[image]", title=title, images=[ImageBlock(media_type, data)])
+
+
+def _numbered(path: Path, args: ReadInput, ctx: ToolContext) -> str:
+    """The lines `offset`.. of the file, `cat -n` style, within the output limit."""
+    start = args.offset or 1
+    limit = args.limit or DEFAULT_LIMIT
+    budget = ctx.settings.output_limit
+    shown: list[str] = []
+    used = 0
+    total = 0
+    cut_at: int | None = None  # first line left out because of the output limit
+    with path.open("rb") as file:
+        if is_binary(file.read(8192)):
+            raise ToolError(f"{ctx.relative(path)} is a binary file; read shows text files only.")
+        file.seek(0)
+        for number, raw in enumerate(file, start=1):
+            total = number
+            if number < start or number >= start + limit or cut_at is not None:
+                continue
+            line = raw.decode("utf-8", errors="replace").rstrip("\r\n")
+            if len(line) > MAX_LINE:
+                line = line[:MAX_LINE] + f"... [line cut at {MAX_LINE} characters]"
+            entry = f"{number:6d}\t{line}"
+            if used + len(entry) + 1 > budget and shown:
+                cut_at = number
+                continue
+            shown.append(entry)
+            used += len(entry) + 1
+    if total == 0:
+        return f"{ctx.relative(path)} is empty."
+    if start > total:
+        raise ToolError(
+            f"offset {start} is past the end of {ctx.relative(path)}, which has {total} lines."
+        )
+    last = start + len(shown) - 1
+    text = "\n".join(shown)
+    if cut_at is not None:
+        text += (
+            f"\n\n[Output limit reached: showing lines {start}-{last} of {total}. "
+            f"Use offset={last + 1} to read on.]"
+        )
+    elif last < total:
+        text += (
+            f"\n\n[Showing lines {start}-{last} of {total}. Use offset={last + 1} to read on.]"
+        )
+    return text
+
+
+def _instructions(path: Path, ctx: ToolContext) -> str:
+    """AGENTS.md files of the folders between the file and the root, each once per run."""
+    root = Path(os.path.realpath(ctx.root))
+    if root not in path.parents:
+        return ""
+    loaded = _loaded_instructions.setdefault(ctx.permission, set())
+    if path.name == "AGENTS.md":
+        loaded.add(path)
+    folders = [p for p in path.parents if root in p.parents]
+    parts: list[str] = []
+    for folder in reversed(folders):
+        candidate = folder / "AGENTS.md"
+        if candidate in loaded or not candidate.is_file():
+            continue
+        loaded.add(candidate)
+        content = truncate(candidate.read_text(errors="replace").strip(), 8000)
+        parts.append(f"\n\nInstructions from {ctx.relative(candidate)}:\n{content}")
+    return "".join(parts)
