@@ -28,18 +28,18 @@ def _triple_matches(triple: str) -> bool:
     return triple.startswith(arch + "-") and system in triple
 
 
-def codex_binary() -> Path | None:
+def codex_binary(node_modules: Path = NODE_MODULES) -> Path | None:
     """The installed Codex binary for this machine, or None."""
-    for candidate in sorted(NODE_MODULES.glob("@openai/codex-*/vendor/*/bin/codex")):
+    for candidate in sorted(node_modules.glob("@openai/codex-*/vendor/*/bin/codex")):
         triple = candidate.parents[1].name
         if _triple_matches(triple) and candidate.is_file() and os.access(candidate, os.X_OK):
             return candidate
     return None
 
 
-def apply_patch_binary() -> Path | None:
+def apply_patch_binary(node_modules: Path = NODE_MODULES) -> Path | None:
     """A link named `apply_patch` to the Codex binary (made once, in a cache dir), or None."""
-    binary = codex_binary()
+    binary = codex_binary(node_modules)
     if binary is None:
         return None
     digest = hashlib.sha256(str(binary).encode()).hexdigest()[:16]
@@ -56,14 +56,14 @@ def apply_patch_binary() -> Path | None:
     return link
 
 
-def require_apply_patch_binary() -> Path:
+def require_apply_patch_binary(node_modules: Path = NODE_MODULES) -> Path:
     """The `apply_patch` link; skip the test when absent, or fail when TOTEM_REQUIRE_SERVERS=1."""
-    link = apply_patch_binary()
+    link = apply_patch_binary(node_modules)
     if link is not None:
         return link
     message = (
         "reference apply_patch binary not found under "
-        f"{NODE_MODULES}/@openai/codex-*/vendor/*/bin/codex (run `npm ci` in tests/node)"
+        f"{node_modules}/@openai/codex-*/vendor/*/bin/codex (run `npm ci` in tests/node)"
     )
     if os.environ.get("TOTEM_REQUIRE_SERVERS") == "1":
         pytest.fail(message)

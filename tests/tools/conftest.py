@@ -83,8 +83,14 @@ def ctx(make_ctx: MakeContext) -> ToolContext:
 
 
 def call_tool(tool: Tool, ctx: ToolContext, **arguments: Any) -> ToolResult:
-    """Validate the arguments as the loop does and run the tool in a fresh event loop."""
+    """Validate the arguments as the loop does and run the tool in a fresh event loop.
+
+    An asyncio.Event belongs to the first loop that waits on it, so a context used again
+    gets a new abort signal (unless it was aborted on purpose).
+    """
     ctx.tool_name = tool.name
+    if not ctx.abort.aborted:
+        ctx.abort = AbortSignal()
     args = parse_arguments(tool, arguments)
     return asyncio.run(tool.run(args, ctx))
 

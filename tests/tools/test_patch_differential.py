@@ -2,9 +2,10 @@
 
 Every case is a small directory tree plus a patch.  The reference binary applies the patch in
 one copy of the tree; `plan_patch` plans it against another copy and the test writes the planned
-changes there.  Both must succeed with byte-identical trees, or both must fail.  (When the
-reference fails half way it leaves earlier changes on disk, while `plan_patch` changes nothing;
-so after a failure only the failure itself is compared.)
+changes there.  Both must succeed with byte-identical trees, or both must fail for the same kind
+of reason (malformed patch, lines not found, missing file...).  When the reference fails half way
+it leaves earlier changes on disk, while `plan_patch` changes nothing, so after a failure the
+trees are not compared.
 
 Known divergence, excluded from the cases: `*** Move to:` naming the file being updated.  The
 reference writes the destination and then removes the source, which deletes the file it has just
@@ -24,7 +25,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.support.refbin import require_apply_patch_binary
+from tests.support.refbin import apply_patch_binary, require_apply_patch_binary
 from totem.tools.patch_format import FileChange, PatchError, plan_patch
 
 Tree = dict[str, bytes]
@@ -105,10 +106,34 @@ def run_ours(files: Tree, patch: str) -> Outcome:
         return Outcome(True, _read_tree(root), "")
 
 
+# Failure kinds: how the reference words each (its stderr), and how `PatchError` does.
+FAILURE_KINDS = {
+    "malformed patch": ("Invalid patch", "Invalid patch"),
+    "context not found": ("Failed to find context", "Failed to find context"),
+    "lines not found": ("Failed to find expected lines", "Failed to find expected lines"),
+    "update of a missing file": ("Failed to read file to update", "Cannot update"),
+    "delete of a missing file": ("Failed to delete file", "Cannot delete"),
+    "no operations": ("No files were modified", "The patch contains no file operations"),
+}
+
+
+def failure_kind(detail: str, *, reference: bool) -> str:
+    for kind, (theirs, mine) in FAILURE_KINDS.items():
+        if (theirs in detail) if reference else detail.startswith(mine):
+            return kind
+    return f"unknown failure: {detail!r}"
+
+
 def compare(binary: Path, files: Tree, patch: str) -> tuple[Outcome, Outcome, bool]:
+    """Both succeed with the same tree, or both fail for the same kind of reason."""
     ref = run_reference(binary, files, patch)
     ours = run_ours(files, patch)
-    agree = ref.ok == ours.ok and (not ref.ok or ref.tree == ours.tree)
+    if ref.ok or ours.ok:
+        agree = ref.ok == ours.ok and ref.tree == ours.tree
+    else:
+        agree = failure_kind(ref.detail, reference=True) == failure_kind(
+            ours.detail, reference=False
+        )
     return ref, ours, agree
 
 
@@ -123,6 +148,22 @@ def describe(files: Tree, patch: str, ref: Outcome, ours: Outcome) -> str:
 @pytest.fixture(scope="module")
 def binary() -> Path:
     return require_apply_patch_binary()
+
+
+def test_missing_reference_skips_unless_required(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("TOTEM_REQUIRE_SERVERS", raising=False)
+    with pytest.raises(pytest.skip.Exception, match="npm ci"):
+        require_apply_patch_binary(tmp_path)
+    monkeypatch.setenv("TOTEM_REQUIRE_SERVERS", "1")
+    with pytest.raises(pytest.fail.Exception, match="npm ci"):
+        require_apply_patch_binary(tmp_path)
+
+
+def test_reference_link_is_named_apply_patch(binary: Path) -> None:
+    assert binary.name == "apply_patch"
+    assert apply_patch_binary() == binary  # the cached link is reused
 
 
 # --------------------------------------------------------------------------- hand-written cases
@@ -155,8 +196,15 @@ CASES: dict[str, tuple[Tree, str]] = {
         U("f", "@@", " 1", "-2", "+two", "@@", " 5", "-6", "+six"),
     ),
     "chunks out of order": ({"f": b"1\n2\n3\n"}, U("f", "@@", "-3", "+x", "@@", "-1", "+y")),
-    "context header": ({"f": b"def a():\n  x\ndef b():\n  x\n"}, U("f", "@@ def b():", "-  x", "+  y")),
+    "context header": (
+        {"f": b"def a():\n  x\ndef b():\n  x\n"},
+        U("f", "@@ def b():", "-  x", "+  y"),
+    ),
     "context header missing": (AB, U("f", "@@ nope", "-a", "+A")),
+    "stacked context headers": (
+        {"f": b"class B:\n  def f():\n    return 1\n"},
+        U("f", "@@ class B:", "@@   def f():", "-    return 1", "+    return 2"),
+    ),
     "context header is not the chunk": (AB, U("f", "@@ a", "-a", "+A")),
     "context header trailing space": (
         {"f": b"foo \nx\nfoo\nx\n"},
@@ -198,9 +246,15 @@ CASES: dict[str, tuple[Tree, str]] = {
     "delete then update": (AB, P("*** Delete File: f", "*** Update File: f", "@@", "-a")),
     "move then update target": (
         AB,
-        P("*** Update File: f", "*** Move to: g", "@@", "-a", "+A", "*** Update File: g", "@@", "-b"),
+        P(
+            *("*** Update File: f", "*** Move to: g", "@@", "-a", "+A"),
+            *("*** Update File: g", "@@", "-b"),
+        ),
     ),
-    "update twice": (AB, P("*** Update File: f", "@@", "-a", "+A", "*** Update File: f", "@@", "-A")),
+    "update twice": (
+        AB,
+        P(*("*** Update File: f", "@@", "-a", "+A"), *("*** Update File: f", "@@", "-A")),
+    ),
     "failure after success": ({}, P("*** Add File: f", "+x", "*** Delete File: nope")),
     # line endings and the final newline
     "crlf kept": ({"f": b"a\r\nb\r\nc\r\n"}, U("f", "@@", " a", "-b", "+B", "+X")),
@@ -216,6 +270,14 @@ CASES: dict[str, tuple[Tree, str]] = {
     "blank file append": ({"f": b"\n\n"}, U("f", "@@", "+X")),
     "pure addition goes last": (AB, U("f", "@@ a", "+x")),
     "two pure additions": (AB, U("f", "@@", "+x", "@@", "+y")),
+    "insertion after context then pure addition": (AB, U("f", "@@", " b", "+Y", "@@", "+X")),
+    "pure addition then insertion after context": (AB, U("f", "@@", "+X", "@@", " b", "+Y")),
+    "pure addition then insertion mid-file": (AB, U("f", "@@", "+X", "@@", " a", "+Y")),
+    "pure addition then replacement": (AB, U("f", "@@", "+X", "@@", "-b", "+Y", "+Z")),
+    "context between changes keeps its ending": (
+        {"f": b"a\nb\r\nc\r\nd\n"},
+        U("f", "@@", "-a", "+A", " b", "-c", "+C", " d"),
+    ),
     "trailing empty context retried": (AB, U("f", "@@", " a", "-b", "+B", " ")),
     "trailing empty removal retried": (AB, U("f", "@@", "-b", "-", "+B", "+")),
     "trailing empty addition kept": (AB, U("f", "@@", "-b", "+B", "+")),
@@ -229,7 +291,7 @@ CASES: dict[str, tuple[Tree, str]] = {
     "surrounding whitespace in file": ({"f": b"x\n  a  \nb\n"}, U("f", "@@", " x", " a", "-b")),
     "punctuation normalised": (
         {"f": "a\u2014b \u201cq\u201d it\u2019s\nc\n".encode()},
-        U("f", "@@", " a-b \"q\" it's", "-c", "+C"),
+        U("f", "@@", ' a-b "q" it\'s', "-c", "+C"),
     ),
     "exact match preferred over earlier fuzzy": ({"f": b"x \nx\n"}, U("f", "@@", "-x", "+y")),
     "nbsp normalised": ({"f": "a\u00a0b\n".encode()}, U("f", "@@", "-a b", "+c")),
@@ -237,6 +299,10 @@ CASES: dict[str, tuple[Tree, str]] = {
     # envelope
     "heredoc": ({}, "<<'EOF'\n" + P("*** Add File: f", "+x") + "\nEOF\n"),
     "heredoc unquoted": ({}, "<<EOF\n" + P("*** Add File: f", "+x") + "\nEOF"),
+    "heredoc double-quoted": ({}, '<<"EOF"\n' + P("*** Add File: f", "+x") + "\nEOF"),
+    "heredoc with a bad body": ({}, "<<'EOF'\n*** Add File: f\n+x\n*** End Patch\nEOF"),
+    "heredoc other delimiter": ({}, "<<'PATCH'\n" + P("*** Add File: f", "+x") + "\nPATCH"),
+    "text after end": ({}, P("*** Add File: f", "+x") + "\ntrailing words"),
     "padded markers": ({}, "  *** Begin Patch  \n  *** Add File: f  \n+x\n   *** End Patch \n\n"),
     "crlf patch": (AB, U("f", "@@", "-a", "+b").replace("\n", "\r\n")),
     "empty patch": ({}, P()),
@@ -255,6 +321,12 @@ CASES: dict[str, tuple[Tree, str]] = {
         AB,
         U("f", "@@", "-b", "+B", "*** End of File", "", "@@", "+X"),
     ),
+    "whitespace line after end of file": (
+        AB,
+        U("f", "@@", "-b", "+B", "*** End of File", "\t", "\u3000", " ", "", "@@", "+X"),
+    ),
+    "whitespace line after a chunk": (AB, U("f", "@@", "-a", "+A", "\t", "@@", "-b", "+B")),
+    "whitespace line before the first chunk": (AB, U("f", "\t", "@@", "-b", "+B")),
     "indented header after end of file": (
         AB,
         U("f", "@@", "-b", "+B", "*** End of File", "  *** Delete File: f"),

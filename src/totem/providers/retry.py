@@ -13,19 +13,38 @@ The rules that keep output honest:
 - the wait between tries ends early with `Aborted` when the run's abort signal fires.
 
 `sleep` and `rng` are injectable so that tests run the policy in no time, without patching.
+
+Adapters classify HTTP failures with the helpers at the end (`classify_status`,
+`parse_retry_after`, `error_message`), so that every provider draws the line between
+transient and fatal in the same place.
 """
 
 from __future__ import annotations
 
 import asyncio
+import json
 import random
 import sys
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 
 from totem.abort import AbortSignal
-from totem.providers.base import FatalError, RetryableError, StreamEvent
+from totem.providers.base import (
+    AuthError,
+    FatalError,
+    InvalidRequest,
+    ProviderError,
+    RateLimited,
+    RetryableError,
+    StreamEvent,
+)
 
-__all__ = ["backoff_delay", "stream_with_retry"]
+__all__ = [
+    "backoff_delay",
+    "classify_status",
+    "error_message",
+    "parse_retry_after",
+    "stream_with_retry",
+]
 
 JITTER = 0.3
 
@@ -121,10 +140,11 @@ async def stream_with_retry(
             delay = backoff_delay(
                 attempt, retry_after=error.retry_after, base=base, cap=cap, rng=rng
             )
-            if delay > max_retry_after:
+            too_long = error.retry_after is not None and error.retry_after > max_retry_after
+            if too_long:
                 error.message = f"{error.message} (the provider asks to wait {delay:.0f} s)"
                 error.args = (error.message,)
-            if yielded or attempt >= max_tries or delay > max_retry_after:
+            if yielded or attempt >= max_tries or too_long:
                 if error is exc:
                     raise
                 raise error from exc
@@ -135,3 +155,61 @@ async def stream_with_retry(
         if on_retry is not None:
             on_retry(error, attempt, delay)
         await _wait(delay, abort, sleep)
+
+
+# -- classifying HTTP failures, for adapters ---------------------------------------------
+
+
+def classify_status(
+    status: int, message: str, *, retry_after: float | None = None, key_hint: str = ""
+) -> ProviderError:
+    """The error for an HTTP status; `message` is the provider's own words."""
+    if status in (401, 403):
+        return AuthError(f"{message}{key_hint}", status=status)
+    if status in (400, 404, 413, 422):
+        return InvalidRequest(message, status=status)
+    if status in (429, 529):
+        return RateLimited(message, status=status, retry_after=retry_after)
+    if status in (408, 409, 425) or status >= 500:
+        return RetryableError(message, status=status, retry_after=retry_after)
+    return FatalError(message, status=status)
+
+
+def error_message(body: bytes, fallback: str) -> str:
+    """The provider's message from an error body (OpenAI's shape and the usual others)."""
+    text = body.decode("utf-8", "replace").strip()
+    try:
+        data = json.loads(text)
+    except ValueError:
+        return text[:500] or fallback
+    if isinstance(data, dict):
+        for value in (data.get("error"), data.get("message"), data.get("detail")):
+            if isinstance(value, dict) and value.get("message"):
+                return str(value["message"])
+            if isinstance(value, str) and value:
+                return value
+    return text[:500] or fallback
+
+
+def parse_retry_after(headers: Mapping[str, str]) -> float | None:
+    """Seconds to wait from `retry-after-ms` or `retry-after` (seconds or an HTTP date)."""
+    millis = headers.get("retry-after-ms")
+    if millis:
+        try:
+            return max(0.0, float(millis) / 1000)
+        except ValueError:
+            pass
+    value = headers.get("retry-after")
+    if not value:
+        return None
+    try:
+        return max(0.0, float(value))
+    except ValueError:
+        pass
+    import time
+    from email.utils import parsedate_to_datetime  # only for the rare date form
+
+    try:
+        return max(0.0, parsedate_to_datetime(value).timestamp() - time.time())
+    except (TypeError, ValueError):
+        return None

@@ -17,8 +17,10 @@ close the stream that way.
 
 from __future__ import annotations
 
+import asyncio
 import codecs
-from collections.abc import AsyncIterable, AsyncIterator
+import contextlib
+from collections.abc import AsyncIterator
 from dataclasses import dataclass
 
 __all__ = ["SSEDecoder", "SSEEvent", "aiter_sse"]
@@ -128,12 +130,40 @@ class SSEDecoder:
         return self._dispatch()
 
 
-async def aiter_sse(chunks: AsyncIterable[bytes | str]) -> AsyncIterator[SSEEvent]:
-    """The events of a byte or text stream, the unterminated last one included."""
+async def aiter_sse(
+    chunks: AsyncIterator[bytes] | AsyncIterator[str],
+    *,
+    until: str | None = None,
+    drain_timeout: float = 2.0,
+) -> AsyncIterator[SSEEvent]:
+    """The events of a byte or text stream, the unterminated last one included.
+
+    With `until` (OpenAI's `[DONE]`), an event whose data is that sentinel ends the stream
+    without being yielded; what follows is read for at most `drain_timeout` seconds, so
+    that an HTTP connection can go back to its pool without waiting on a server that never
+    closes.
+    """
     decoder = SSEDecoder()
     async for chunk in chunks:
         for event in decoder.feed(chunk):
+            if until is not None and event.data.strip() == until:
+                await _drain(chunks, drain_timeout)
+                return
             yield event
     last = decoder.flush()
-    if last is not None:
+    if last is not None and (until is None or last.data.strip() != until):
         yield last
+
+
+async def _drain(chunks: AsyncIterator[bytes] | AsyncIterator[str], timeout: float) -> None:
+    async def read_rest() -> None:
+        async for _ in chunks:
+            pass
+
+    try:
+        await asyncio.wait_for(read_rest(), timeout)
+    except Exception:  # the answer is complete; what follows it does not matter
+        close = getattr(chunks, "aclose", None)
+        if close is not None:
+            with contextlib.suppress(Exception):
+                await close()

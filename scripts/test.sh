@@ -1,0 +1,25 @@
+#!/usr/bin/env bash
+# Sets up everything the tests need and runs them all:
+#   a virtual environment (.venv) with totem and its test tools,
+#   the real servers the tests talk to (npm: aimock, the apply_patch reference binary),
+#   the CPU model and llama-server when asked (--with-cpu-model) or already cached,
+# then pytest, ruff and mypy. Extra arguments go to pytest.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+PY="${PYTHON:-python3}"
+with_model=0
+if [ "${1:-}" = "--with-cpu-model" ]; then with_model=1; shift; fi
+
+[ -x .venv/bin/python ] || "$PY" -m venv .venv
+.venv/bin/python -m pip install -q --disable-pip-version-check -e '.[test]' 2>&1 | grep -v '^WARNING: Location' || true
+(cd tests/node && npm install --no-audit --no-fund --loglevel=error >/dev/null)
+
+if [ "$with_model" = 1 ]; then
+  PYTHON=.venv/bin/python bash scripts/cpu-model.sh >/dev/null
+  export TOTEM_REQUIRE_CPU_MODEL=1
+fi
+export TOTEM_REQUIRE_SERVERS=1
+
+.venv/bin/ruff check src tests bench
+.venv/bin/mypy
+.venv/bin/python -m pytest -q -p no:cacheprovider "$@"

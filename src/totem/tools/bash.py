@@ -1,0 +1,200 @@
+"""bash: run a command line in the project root, with a timeout, an output limit and abort.
+
+The command runs in a session of its own, so its whole process group (background jobs
+included) is stopped when it times out, when the run is aborted or the task cancelled, and
+when the shell exits leaving jobs behind: SIGTERM, then SIGKILL after a grace period.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import re
+import signal
+from pathlib import Path
+from typing import ClassVar
+
+from pydantic import BaseModel, Field
+
+from totem.abort import Aborted
+from totem.tools.base import ToolContext, ToolError, ToolResult
+from totem.tools.shell import forbidden, split_commands
+
+__all__ = ["Bash", "BashInput"]
+
+KILL_GRACE = 1.0  # seconds between SIGTERM and SIGKILL
+DRAIN = 0.5  # seconds to wait for the last output once the shell has exited
+_ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]|\x1b\][^\x07]*\x07")
+_ENVIRONMENT = {"PAGER": "cat", "GIT_PAGER": "cat", "GIT_TERMINAL_PROMPT": "0", "NO_COLOR": "1"}
+
+
+class BashInput(BaseModel):
+    command: str = Field(description="The command line, run by bash in the project root.")
+    timeout: float | None = Field(None, gt=0, description="Seconds before it is stopped.")
+    description: str | None = Field(None, description="What it does, in a few words.")
+
+
+class _Output:
+    """The head and the tail of a stream of bytes, and its length."""
+
+    def __init__(self, limit: int) -> None:
+        self.limit = max(limit, 300)
+        self.head = bytearray()
+        self.tail = bytearray()
+        self.total = 0
+
+    def add(self, chunk: bytes) -> None:
+        self.total += len(chunk)
+        if len(self.head) < self.limit:
+            self.head += chunk[: self.limit - len(self.head)]
+        self.tail += chunk
+        if len(self.tail) > self.limit:
+            del self.tail[: len(self.tail) - self.limit]
+
+    def text(self) -> str:
+        if self.total <= self.limit:
+            return _clean(self.head)
+        keep_head, keep_tail = self.limit * 2 // 3, self.limit // 3
+        cut = self.total - keep_head - keep_tail
+        return (
+            _clean(self.head[:keep_head])
+            + f"\n\n[... {cut} bytes of output cut; redirect the output to a file and read or "
+            "grep it to see everything ...]\n\n" + _clean(self.tail[-keep_tail:])
+        )
+
+
+def _clean(data: bytes | bytearray) -> str:
+    return _ANSI.sub("", bytes(data).decode("utf-8", errors="replace"))
+
+
+class Bash:
+    name: ClassVar[str] = "bash"
+    description: ClassVar[str] = (
+        "Run a bash command in the project root; returns its output and exit code. "
+        "Use read, grep, glob and edit for files instead of cat, grep, find and sed."
+    )
+    read_only: ClassVar[bool] = False
+    Input: ClassVar[type[BaseModel]] = BashInput
+
+    async def run(self, args: BashInput, ctx: ToolContext) -> ToolResult:
+        line = args.command.strip()
+        if not line:
+            raise ToolError("The command is empty.")
+        commands = split_commands(line) or [line]
+        refusal = forbidden(commands, ctx.settings.forbidden_commands)
+        if refusal is not None:
+            raise ToolError(refusal)
+        always = list(dict.fromkeys(command.split(" ")[0] + " *" for command in commands))
+        short = line if len(line) <= 200 else line[:200] + "..."
+        await ctx.ask("bash", commands, title=short, always=always)
+        ctx.abort.check()
+        limit = ctx.settings.bash_max_timeout
+        timeout = min(args.timeout or ctx.settings.bash_timeout, limit)
+        output, code, outcome = await _execute(line, ctx, timeout)
+        title = args.description or (line if len(line) <= 80 else line[:80] + "...")
+        text = output.text().rstrip("\n") or "(no output)"
+        if outcome == "aborted":
+            raise Aborted(text + "\n[Aborted by user]")
+        if outcome == "timeout":
+            note = f"[Timed out after {timeout:g} s; the command and its processes were stopped.]"
+            return ToolResult(f"{text}\n\n{note}", title=title)
+        status = f"killed by signal {-code}" if code < 0 else f"Exit code: {code}"
+        return ToolResult(f"{text}\n\n{status}", title=title)
+
+
+async def _execute(line: str, ctx: ToolContext, timeout: float) -> tuple[_Output, int, str]:
+    """Run the line; the output, the exit code and how it ended (exited, timeout, aborted)."""
+    process = await asyncio.create_subprocess_exec(
+        ctx.settings.shell,
+        "-c",
+        line,
+        cwd=Path(os.path.realpath(ctx.root)),
+        stdin=asyncio.subprocess.DEVNULL,
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.STDOUT,
+        start_new_session=True,
+        env={**os.environ, **_ENVIRONMENT},
+    )
+    output = _Output(ctx.settings.output_limit)
+    reading = asyncio.create_task(_pump(process.stdout, output))
+    exited = asyncio.create_task(_exit(process))
+    aborted = asyncio.create_task(ctx.abort.wait())
+    outcome = "exited"
+    try:
+        done, _ = await asyncio.wait(
+            {exited, aborted}, timeout=timeout, return_when=asyncio.FIRST_COMPLETED
+        )
+        if aborted in done:
+            aborted.result()
+            outcome = "aborted"
+        elif exited in done:
+            # Jobs left in the background may hold the pipe open: give them a moment.
+            await asyncio.wait({reading}, timeout=DRAIN)
+        else:
+            outcome = "timeout"
+    finally:
+        aborted.cancel()
+        try:
+            await _stop_group(process.pid)
+        finally:
+            # The shell's exit status and the end of its output, unless something that left
+            # the group still holds the pipe.
+            await asyncio.wait({reading, exited}, timeout=KILL_GRACE)
+            reading.cancel()
+            exited.cancel()
+    code = process.returncode if process.returncode is not None else -signal.SIGKILL
+    return output, code, outcome
+
+
+async def _exit(process: asyncio.subprocess.Process) -> None:
+    """Return when the shell has exited. (`process.wait()` also waits, before Python 3.12,
+    for its output pipe to close, which a background job can hold open for ever.)"""
+    while process.returncode is None:
+        await asyncio.sleep(0.02)
+
+
+async def _pump(stream: asyncio.StreamReader | None, output: _Output) -> None:
+    assert stream is not None
+    while chunk := await stream.read(65536):
+        output.add(chunk)
+
+
+def _group_alive(pgid: int) -> bool:
+    """Whether a process of the group still runs (zombies waiting for a reaper do not)."""
+    if os.path.isdir("/proc/self"):
+        return any(_member(entry, pgid) for entry in os.listdir("/proc") if entry.isdigit())
+    try:
+        os.killpg(pgid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def _member(pid: str, pgid: int) -> bool:
+    try:
+        with open(f"/proc/{pid}/stat") as file:
+            fields = file.read().rsplit(")", 1)[1].split()
+    except (OSError, IndexError):
+        return False
+    return len(fields) > 2 and fields[2] == str(pgid) and fields[0] not in ("Z", "X")
+
+
+async def _stop_group(pgid: int) -> None:
+    """SIGTERM to the process group, SIGKILL to what is left after the grace period."""
+    try:
+        os.killpg(pgid, signal.SIGTERM)
+    except ProcessLookupError:
+        return
+    try:
+        for _ in range(int(KILL_GRACE / 0.05)):
+            await asyncio.sleep(0.05)
+            if not _group_alive(pgid):
+                return
+    finally:
+        if _group_alive(pgid):
+            try:
+                os.killpg(pgid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass

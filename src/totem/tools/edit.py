@@ -1,0 +1,102 @@
+"""edit: replace an exact string in a file."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import ClassVar
+
+from pydantic import BaseModel, Field
+
+from totem.tools.base import ToolContext, ToolError, ToolResult
+from totem.tools.read import is_binary, not_found
+from totem.tools.write import line_count, lines_of
+
+__all__ = ["Edit", "EditInput"]
+
+
+class EditInput(BaseModel):
+    path: str = Field(description="File to change, relative to the project root.")
+    old_string: str = Field(description="Exact text to replace, whitespace included.")
+    new_string: str = Field(description="Text to put in its place.")
+    replace_all: bool = Field(False, description="Replace every occurrence.")
+
+
+class Edit:
+    name: ClassVar[str] = "edit"
+    description: ClassVar[str] = (
+        "Replace old_string with new_string in a file. old_string must match the file exactly "
+        "and be unique unless replace_all. Empty old_string creates a new file."
+    )
+    read_only: ClassVar[bool] = False
+    Input: ClassVar[type[BaseModel]] = EditInput
+
+    async def run(self, args: EditInput, ctx: ToolContext) -> ToolResult:
+        if args.old_string == args.new_string:
+            raise ToolError("old_string and new_string are the same; there is nothing to change.")
+        path = await ctx.resolve(args.path)
+        relative = ctx.relative(path)
+        if path.is_dir():
+            raise ToolError(f"{relative} is a folder; give the path of a file.")
+        if not path.exists():
+            if args.old_string:
+                raise not_found(args.path, path, ctx)
+            return await _create(path, args.new_string, ctx)
+        content = _text(path, relative)
+        if not args.old_string:
+            if content:
+                raise ToolError(
+                    f"old_string is empty but {relative} already exists and is not empty. "
+                    "Give the exact text to replace, or use write to replace the whole file."
+                )
+            return await _save(path, content, args.new_string, 1, ctx)
+        old, new = args.old_string, args.new_string
+        count = content.count(old)
+        if count == 0 and "\r\n" in content and "\n" in old:
+            old, new = _crlf(old), _crlf(new)
+            count = content.count(old)
+        if count == 0:
+            raise ToolError(
+                f"old_string was not found in {relative} — read the file and copy the exact "
+                "text, including whitespace and indentation."
+            )
+        if count > 1 and not args.replace_all:
+            raise ToolError(
+                f"old_string appears {count} times in {relative}; add more context to make it "
+                "unique, or set replace_all to replace every occurrence."
+            )
+        updated = content.replace(old, new) if args.replace_all else content.replace(old, new, 1)
+        return await _save(path, content, updated, count if args.replace_all else 1, ctx)
+
+
+def _crlf(text: str) -> str:
+    return text.replace("\r\n", "\n").replace("\n", "\r\n")
+
+
+def _text(path: Path, relative: str) -> str:
+    data = path.read_bytes()
+    if is_binary(data[:8192]):
+        raise ToolError(f"{relative} is a binary file; edit changes text files only.")
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError:
+        raise ToolError(f"{relative} is not UTF-8 text; edit cannot change it safely.") from None
+
+
+async def _create(path: Path, content: str, ctx: ToolContext) -> ToolResult:
+    relative = ctx.relative(path)
+    await ctx.ask("edit", [relative], title=f"create {relative}")
+    ctx.snapshot(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_bytes(content.encode("utf-8"))
+    return ToolResult(f"Created {relative} ({lines_of(content)}).", title=relative)
+
+
+async def _save(path: Path, before: str, after: str, replaced: int, ctx: ToolContext) -> ToolResult:
+    relative = ctx.relative(path)
+    await ctx.ask("edit", [relative], title=f"edit {relative}")
+    ctx.snapshot(path)
+    path.write_bytes(after.encode("utf-8"))
+    delta = line_count(after) - line_count(before)
+    change = f"{'+' if delta >= 0 else ''}{delta} lines"
+    times = f"{replaced} occurrences" if replaced > 1 else "1 occurrence"
+    return ToolResult(f"Edited {relative}: replaced {times} ({change}).", title=relative)

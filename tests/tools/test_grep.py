@@ -1,0 +1,74 @@
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from tests.tools.conftest import Call
+from totem.tools.base import ToolContext, ToolError
+from totem.tools.grep import Grep, find_ripgrep
+
+BOTH = [
+    pytest.param(Grep(ripgrep=True), id="ripgrep"),
+    pytest.param(Grep(ripgrep=False), id="builtin"),
+]
+
+
+@pytest.fixture
+def tree(project: Path) -> Path:
+    (project / "src" / "pkg").mkdir(parents=True)
+    (project / "src" / "main.py").write_text("import os\n\ndef main():\n    return os.name\n")
+    (project / "src" / "pkg" / "util.py").write_text("def helper():\n    pass  # TODO\n")
+    (project / "README.md").write_text("# Demo\nTODO: write docs\n")
+    (project / "image.bin").write_bytes(b"\x00TODO\x00")
+    (project / "node_modules" / "lib").mkdir(parents=True)
+    (project / "node_modules" / "lib" / "x.js").write_text("TODO\n")
+    return project
+
+
+def test_ripgrep_is_found() -> None:
+    assert find_ripgrep() is not None
+
+
+@pytest.mark.parametrize("grep", BOTH)
+def test_matches_as_path_line_text(grep: Grep, tree: Path, ctx: ToolContext, call: Call) -> None:
+    result = call(grep, ctx, pattern="TODO")
+    assert result.output == "README.md:2: TODO: write docs\nsrc/pkg/util.py:2:     pass  # TODO"
+
+
+@pytest.mark.parametrize("grep", BOTH)
+def test_path_and_include(grep: Grep, tree: Path, ctx: ToolContext, call: Call) -> None:
+    assert call(grep, ctx, pattern=r"def \w+", path="src").output == (
+        "src/main.py:3: def main():\nsrc/pkg/util.py:1: def helper():"
+    )
+    assert call(grep, ctx, pattern="TODO", include="*.md").output == "README.md:2: TODO: write docs"
+    assert call(grep, ctx, pattern="os", path="src/main.py").output == (
+        "src/main.py:1: import os\nsrc/main.py:4:     return os.name"
+    )
+
+
+@pytest.mark.parametrize("grep", BOTH)
+def test_capped_at_100_matches(grep: Grep, project: Path, ctx: ToolContext, call: Call) -> None:
+    (project / "a.txt").write_text("hit\n" * 80)
+    (project / "b.txt").write_text("hit\n" * 80)
+    lines = call(grep, ctx, pattern="hit").output.splitlines()
+    assert lines[0] == "a.txt:1: hit"
+    assert lines[99] == "b.txt:20: hit"
+    assert "Showing 100 of 160 matches" in lines[-1]
+
+
+@pytest.mark.parametrize("grep", BOTH)
+def test_no_match_and_bad_regex(grep: Grep, tree: Path, ctx: ToolContext, call: Call) -> None:
+    assert call(grep, ctx, pattern="nothing-here").output == "No matches for nothing-here."
+    with pytest.raises(ToolError, match="grep failed"):
+        call(grep, ctx, pattern="(unclosed")
+    with pytest.raises(ToolError, match="does not exist"):
+        call(grep, ctx, pattern="x", path="missing")
+
+
+def test_ripgrep_respects_gitignore(tree: Path, ctx: ToolContext, call: Call) -> None:
+    (tree / ".gitignore").write_text("build/\n")
+    (tree / "build").mkdir()
+    (tree / "build" / "out.txt").write_text("TODO generated\n")
+    assert "build/out.txt" not in call(Grep(), ctx, pattern="TODO").output
+    assert "build/out.txt" in call(Grep(ripgrep=False), ctx, pattern="TODO").output
