@@ -77,9 +77,8 @@ def one_run() -> dict[str, float]:
         server = FakeOpenAIServer(SCRIPT, models=["bench-model"])
         with server.in_thread() as url:
             config = base / "config.yaml"
-            config.write_text(
-                f"model: fake/bench-model\nproviders:\n  fake: {{kind: openai, base_url: '{url}'}}\n"
-            )
+            provider = f"fake: {{kind: openai, base_url: '{url}'}}"
+            config.write_text(f"model: fake/bench-model\nproviders:\n  {provider}\n")
             env = dict(os.environ, TOTEM_CONFIG=str(config), XDG_DATA_HOME=str(base / "data"),
                        XDG_CONFIG_HOME=str(base / "cfg"))
             started = time.time()

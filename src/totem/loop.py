@@ -234,13 +234,7 @@ class Run:
             if len(group) == 1:
                 await self._call(message, group[0])
             else:
-                limit = asyncio.Semaphore(READ_CONCURRENCY)
-
-                async def bounded(part: ToolPart) -> None:
-                    async with limit:
-                        await self._call(message, part)
-
-                await asyncio.gather(*(bounded(p) for p in group))
+                await self._call_together(message, group)
             try:
                 for part in group:
                     self._check_guards(message, part)
@@ -248,6 +242,15 @@ class Run:
                 for skipped in calls[index:]:
                     self._finish_tool(message, skipped, "Not run: the run stopped.", error=True)
                 raise
+
+    async def _call_together(self, message: Message, group: list[ToolPart]) -> None:
+        limit = asyncio.Semaphore(READ_CONCURRENCY)
+
+        async def bounded(part: ToolPart) -> None:
+            async with limit:
+                await self._call(message, part)
+
+        await asyncio.gather(*(bounded(p) for p in group))
 
     def _read_only(self, part: ToolPart) -> bool:
         tool = self.tools.get(part.name)

@@ -56,7 +56,9 @@ def test_secret_never_shows_itself(monkeypatch: pytest.MonkeyPatch) -> None:
     assert "sk-" not in repr(secret) and "sk-" not in str(secret) and "sk-" not in f"{[secret]}"
 
 
-def test_missing_model_config_says_how_to_fix(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_missing_model_config_says_how_to_fix(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "none"))
     monkeypatch.delenv("TOTEM_CONFIG", raising=False)
     with pytest.raises(ConfigError, match="kind: openai"):

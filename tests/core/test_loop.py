@@ -153,7 +153,8 @@ def test_inline_thinking_becomes_reasoning(tmp_path: Path) -> None:
 def test_retryable_error_before_output_is_retried(tmp_path: Path) -> None:
     from totem.providers.base import RetryableError
 
-    provider = ScriptedProvider([RetryableError("HTTP 503", status=503, retry_after=0), reply("ok")])
+    busy = RetryableError("HTTP 503", status=503, retry_after=0)
+    provider = ScriptedProvider([busy, reply("ok")])
     agent = make_agent(tmp_path, provider)
     _, events = run_once(agent, "hi")
     assert any(isinstance(e, Notice) and "retrying" in e.text for e in events)

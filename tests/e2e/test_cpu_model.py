@@ -1,0 +1,105 @@
+"""A real model that really decides: Qwen2.5-Coder 0.5B served by llama.cpp on the CPU.
+
+Needs `scripts/cpu-model.sh` to have cached the model and llama-server (the README's test
+command does it). Skipped when they are missing, unless TOTEM_REQUIRE_CPU_MODEL=1 (CI).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+pytestmark = pytest.mark.cpu_model
+
+CACHE = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "totem-dev"
+MODEL = CACHE / "qwen2.5-coder-0.5b-instruct-q4_k_m.gguf"
+SERVER = CACHE / "llama-server"
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port: int = sock.getsockname()[1]
+        return port
+
+
+@pytest.fixture(scope="module")
+def llama_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    if not (MODEL.is_file() and SERVER.is_file()):
+        if os.environ.get("TOTEM_REQUIRE_CPU_MODEL") == "1":
+            pytest.fail("the CPU model is required but missing: run scripts/cpu-model.sh")
+        pytest.skip("CPU model not cached (scripts/cpu-model.sh)")
+    port = _free_port()
+    log = tmp_path_factory.mktemp("llama") / "server.log"
+    with log.open("wb") as out:
+        proc = subprocess.Popen(
+            [str(SERVER), "-m", str(MODEL), "--jinja", "-c", "8192", "-t", "2",
+             "--host", "127.0.0.1", "--port", str(port)],
+            stdout=out, stderr=subprocess.STDOUT,
+        )
+    try:
+        deadline = time.time() + 180
+        while True:
+            try:
+                with urllib.request.urlopen(f"http://127.0.0.1:{port}/health", timeout=2):
+                    break
+            except OSError:
+                if proc.poll() is not None or time.time() > deadline:
+                    pytest.fail(f"llama-server did not start: {log.read_text()[-2000:]}")
+                time.sleep(0.5)
+        yield f"http://127.0.0.1:{port}/v1"
+    finally:
+        proc.terminate()
+        proc.wait(timeout=30)
+
+
+def test_real_model_calls_a_tool_and_the_run_ends_visibly(llama_url: str, tmp_path: Path) -> None:
+    root = tmp_path / "project"
+    root.mkdir()
+    (root / "README.md").write_text("# Marmalade\n\nMarmalade is a tiny jam-making library.\n")
+    (root / "jam.py").write_text("def boil(fruit):\n    return fruit + ' jam'\n")
+    config = tmp_path / "totem.yaml"
+    config.write_text(
+        "model: local/qwen2.5-coder-0.5b-instruct\n"
+        f"providers:\n  local: {{kind: openai, base_url: '{llama_url}'}}\n"
+    )
+    env = dict(os.environ, TOTEM_CONFIG=str(config), XDG_DATA_HOME=str(tmp_path / "data"),
+               XDG_CONFIG_HOME=str(tmp_path / "cfg"))
+    started = time.time()
+    done = subprocess.run(
+        [sys.executable, "-m", "totem", "run", "--format", "json", "--max-steps", "4",
+         "Use the read tool to read README.md, then tell me the name of the project."],
+        cwd=root, env=env, capture_output=True, text=True, timeout=900, stdin=subprocess.DEVNULL,
+    )
+    events: list[dict[str, Any]] = [json.loads(x) for x in done.stdout.splitlines() if x.strip()]
+    elapsed = time.time() - started
+    print(f"cpu model run: {elapsed:.1f} s, exit {done.returncode}")
+    for event in events:
+        if event["type"] in ("tool_start", "tool_end", "notice", "run_finished"):
+            print(json.dumps(event)[:300])
+    # the first step is a well-formed tool call that totem runs
+    first_step = []
+    for event in events:
+        if event["type"] == "step_finished":
+            break
+        first_step.append(event)
+    starts = [e for e in events if e["type"] == "tool_start"]
+    assert starts, f"the model made no tool call: {done.stdout[-2000:]} {done.stderr[-2000:]}"
+    assert any(e["type"] == "tool_start" for e in first_step) or starts[0]["from_text"]
+    first_end = next(e for e in events if e["type"] == "tool_end")
+    assert not first_end["is_error"], first_end
+    # and the run ends with a visible reason, never hanging
+    end = events[-1]
+    assert end["type"] == "run_finished"
+    assert end["reason"] in ("finished", "repeat", "step_limit"), end
+    assert done.returncode in (0, 3)
