@@ -36,6 +36,7 @@ from totem.providers.profiles import ModelProfile
 from totem.providers.retry import stream_with_retry
 from totem.providers.textcalls import parse_text_tool_calls
 from totem.recorder import StepRecorder
+from totem.redact import Redactor
 from totem.store.base import Store
 from totem.tools.base import Tool, ToolContext, ToolError, ToolSettings, parse_arguments, tool_spec
 
@@ -76,6 +77,7 @@ class Agent:
     settings: ToolSettings = field(default_factory=ToolSettings)
     max_steps: int = 50
     max_rounds: int = 300
+    redact: Redactor = field(default_factory=Redactor)
 
 
 class Stop(Exception):
@@ -103,7 +105,7 @@ class Run:
         self.steps = 0
         self.rounds = 0
         self.denials = 0
-        self.repeats: tuple[str, int] = ("", 0)
+        self.seen_calls: dict[str, int] = {}
         self.current: StepRecorder | None = None
 
     # the run ------------------------------------------------------------------------------
@@ -304,6 +306,7 @@ class Run:
         )
 
     def _finish_tool(self, message: Message, part: ToolPart, output: str, error: bool) -> None:
+        output = self.agent.redact(output)
         if len(output) > self.agent.settings.output_limit * 2:
             output = output[: self.agent.settings.output_limit * 2] + "\n[... truncated ...]"
         part.output = output
@@ -313,7 +316,8 @@ class Run:
         self.emit(ToolEnd(part.call_id, part.name, shown, error, part.title))
 
     def _check_guards(self, message: Message, part: ToolPart) -> None:
-        """L8: three refusals in a row end the run; so does the same call repeated."""
+        """L8: three refusals in a row end the run; so does the same call with the same result
+        made a third time in one run (in a row or not: small models also alternate)."""
         if part.title == "denied":
             self.denials += 1
             if self.denials >= MAX_DENIALS:
@@ -321,9 +325,8 @@ class Run:
             return
         self.denials = 0
         signature = json.dumps([part.name, part.input, part.output], sort_keys=True)
-        same, count = self.repeats
-        count = count + 1 if signature == same else 1
-        self.repeats = (signature, count)
+        count = self.seen_calls.get(signature, 0) + 1
+        self.seen_calls[signature] = count
         if count >= REPEAT_LIMIT:
             raise Stop("repeat")
         if count == REPEAT_LIMIT - 1:

@@ -17,6 +17,7 @@ from totem.loop import Agent, run_events
 from totem.paths import data_dir
 from totem.permission import Mode, PermissionService, Reply
 from totem.prompt.builder import build_system_prompt
+from totem.redact import Redactor
 from totem.providers.base import Provider
 from totem.providers.profiles import profile_for
 from totem.providers.registry import make_provider, resolve_model
@@ -52,6 +53,10 @@ class SessionService:
         self._provider = provider  # given: used for every model (tests, demos)
         self._providers: dict[str, Provider] = {}
         self._system: str | None = None
+        self._redact = Redactor.from_environment()
+        for pconf in self.config.providers.values():
+            if pconf.key is not None:
+                self._redact.add(pconf.key.reveal())
 
     # sessions -------------------------------------------------------------------------------
 
@@ -107,6 +112,7 @@ class SessionService:
             system=self._system,
             settings=self.config.tools,
             max_steps=self.config.max_steps,
+            redact=self._redact,
         )
 
     def run(

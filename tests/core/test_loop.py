@@ -219,3 +219,23 @@ def test_read_only_calls_of_a_step_run_together(tmp_path: Path) -> None:
     assert SlowEcho.peak == 4
     assert sorted(e.output for e in events if isinstance(e, ToolEnd)) == ["0", "1", "2", "3"]
     assert finished(events).reason == "finished"
+
+
+def test_secrets_in_tool_output_are_redacted(tmp_path: Path) -> None:
+    from totem.redact import Redactor
+
+    provider = ScriptedProvider([call(("echo", {"text": "key=sk-abcdef123456 ok"})), reply("k")])
+    agent = make_agent(tmp_path, provider)
+    agent.redact = Redactor.from_environment({"OPENAI_API_KEY": "sk-abcdef123456", "HOME": "/r"})
+    sid, events = run_once(agent, "show env")
+    end = next(e for e in events if isinstance(e, ToolEnd))
+    assert end.output == "key=[redacted] ok"
+    stored = [p for m in agent.store.messages(sid) for p in m.parts if isinstance(p, ToolPart)]
+    assert "sk-abcdef" not in stored[0].output
+
+
+def test_null_arguments_fall_back_to_defaults(tmp_path: Path) -> None:
+    provider = ScriptedProvider([call(("echo", {"text": "x", "times": None})), reply("k")])
+    _, events = run_once(make_agent(tmp_path, provider), "echo")
+    end = next(e for e in events if isinstance(e, ToolEnd))
+    assert end.output == "x" and not end.is_error

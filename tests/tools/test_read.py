@@ -147,3 +147,12 @@ def test_reading_agents_md_itself_counts_as_loaded(
     (project / "sub" / "x.py").write_text("x = 1\n")
     assert "Instructions" not in call(Read(), ctx, path="sub/AGENTS.md").output
     assert "Instructions" not in call(Read(), ctx, path="sub/x.py").output
+
+
+def test_a_unique_case_variant_is_read_and_said(
+    project: Path, ctx: ToolContext, call: Call
+) -> None:
+    (project / "README.md").write_text("# Name\n")
+    result = call(Read(), ctx, path="readme.md")
+    assert result.output.startswith("[readme.md does not exist; showing README.md]")
+    assert "# Name" in result.output

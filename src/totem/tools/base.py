@@ -170,6 +170,7 @@ def parse_arguments(tool: Tool, raw: str | dict[str, Any] | None) -> BaseModel:
         raw = {}
     if not isinstance(raw, dict):
         raise ToolError(f"The arguments for {tool.name} must be a JSON object.")
+    raw = {k: v for k, v in raw.items() if v is not None}  # null means "use the default"
     try:
         return tool.Input.model_validate(raw)
     except ValidationError as exc:

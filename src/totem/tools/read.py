@@ -73,14 +73,28 @@ class Read:
         title = ctx.relative(path)
         if path.is_dir():
             return ToolResult(_listing(path, args, ctx), title=title)
+        note = ""
         if not path.exists():
-            raise not_found(args.path, path, ctx)
+            other = _case_variant(path)
+            if other is None:
+                raise not_found(args.path, path, ctx)
+            note = f"[{args.path} does not exist; showing {ctx.relative(other)}]\n"
+            path, title = other, ctx.relative(other)
         media_type = IMAGE_TYPES.get(path.suffix.lower())
         if media_type is not None:
             return _image(path, media_type, title)
         output = await asyncio.to_thread(_numbered, path, args, ctx)
         instructions = _instructions(path, ctx)
-        return ToolResult(output + instructions, title=title)
+        return ToolResult(note + output + instructions, title=title)
+
+
+def _case_variant(path: Path) -> Path | None:
+    """The one file of the folder whose name differs only in case (small models lower-case)."""
+    if not path.parent.is_dir():
+        return None
+    wanted = path.name.lower()
+    matches = [e for e in os.listdir(path.parent) if e.lower() == wanted]
+    return path.parent / matches[0] if len(matches) == 1 else None
 
 
 def _listing(folder: Path, args: ReadInput, ctx: ToolContext) -> str:
