@@ -336,6 +336,38 @@ CASES: dict[str, tuple[Tree, str]] = {
 }
 
 
+# Which characters the last matching pass treats as equal (file line, patch line).
+NORMALISATION = [
+    ("a\u2026b", "a...b"),
+    ("\u00abq\u00bb", '"q"'),
+    ("x\u2032", "x'"),
+    ("a\u200bb", "ab"),
+    ("a\u00adb", "a-b"),
+    ("\ufeffa", "a"),
+    ("a\u2010b", "a-b"),
+    ("a\u2212b", "a-b"),
+    ("a\u2015b", "a-b"),
+    ("a\u201bb", "a'b"),
+    ("a\u201fb", 'a"b'),
+    ("a\u3000b", "a b"),
+    ("a\u2000b", "a b"),
+    ("a\u1680b", "a b"),
+    ("\uff41", "a"),
+    ("e\u0301", "\u00e9"),
+    ("a\tb", "a b"),
+    ("a  b", "a b"),
+    ("\u00a0a", "a"),
+    ("a\u2028", "a"),
+    ("a\x85", "a"),
+    ("a\x1c", "a"),
+]
+for _file_line, _patch_line in NORMALISATION:
+    CASES[f"normalisation {_file_line!r} ~ {_patch_line!r}"] = (
+        {"f": (_file_line + "\n").encode()},
+        U("f", "@@", "-" + _patch_line, "+X"),
+    )
+
+
 @pytest.mark.parametrize("name", sorted(CASES))
 def test_hand_written_case_agrees(binary: Path, name: str) -> None:
     files, patch = CASES[name]
