@@ -17,12 +17,14 @@ __all__ = [
     "FinishReason",
     "Notice",
     "PermissionAsked",
+    "QuestionAsked",
     "ReasoningDelta",
     "RunFinished",
     "RunStarted",
     "StepFinished",
     "TextDelta",
     "ToolEnd",
+    "ToolProgress",
     "ToolStart",
     "event_to_dict",
 ]
@@ -87,6 +89,29 @@ class PermissionAsked:
 
 
 @dataclass(slots=True)
+class QuestionAsked:
+    """The agent (ask tool, an MCP server's elicitation) asks the person; the run waits."""
+
+    request_id: str
+    question: str
+    options: list[str]
+    allow_free: bool = True
+    type: Literal["question"] = "question"
+
+
+@dataclass(slots=True)
+class ToolProgress:
+    """A running tool reports progress (an MCP server's notifications, a long command)."""
+
+    call_id: str
+    name: str
+    message: str = ""
+    progress: float | None = None
+    total: float | None = None
+    type: Literal["tool_progress"] = "tool_progress"
+
+
+@dataclass(slots=True)
 class StepFinished:
     step: int
     finish: str
@@ -117,6 +142,8 @@ Event: TypeAlias = (
     | ToolStart
     | ToolEnd
     | PermissionAsked
+    | QuestionAsked
+    | ToolProgress
     | StepFinished
     | Notice
     | RunFinished

@@ -35,6 +35,7 @@ from totem.providers.base import ModelRequest, Provider, ProviderError, Retryabl
 from totem.providers.profiles import ModelProfile
 from totem.providers.retry import stream_with_retry
 from totem.providers.textcalls import parse_text_tool_calls
+from totem.questions import QuestionService
 from totem.recorder import StepRecorder
 from totem.redact import Redactor
 from totem.store.base import Store
@@ -78,6 +79,8 @@ class Agent:
     max_steps: int = 50
     max_rounds: int = 300
     redact: Redactor = field(default_factory=Redactor)
+    specs: list[ToolSpec] | None = None  # the tools' definitions, when already computed
+    questions: QuestionService | None = None
 
 
 class Stop(Exception):
@@ -99,8 +102,10 @@ class Run:
         self.abort = abort
         self.history = agent.store.messages(session_id)
         agent.permission.emit = emit
+        if agent.questions is not None:
+            agent.questions.emit = emit
         self.tools = {t.name: t for t in agent.tools}
-        self.specs: list[ToolSpec] = [tool_spec(t) for t in agent.tools]
+        self.specs = agent.specs or [tool_spec(t) for t in agent.tools]
         self.usage = Usage()
         self.steps = 0
         self.rounds = 0
@@ -303,6 +308,7 @@ class Run:
             snapshots=self.agent.store,
             emit=self.emit,
             tool_name=tool.name,
+            questions=self.agent.questions,
         )
 
     def _finish_tool(self, message: Message, part: ToolPart, output: str, error: bool) -> None:

@@ -17,10 +17,11 @@ from totem.loop import Agent, run_events
 from totem.paths import data_dir
 from totem.permission import Mode, PermissionService, Reply
 from totem.prompt.builder import build_system_prompt
-from totem.redact import Redactor
-from totem.providers.base import Provider
+from totem.providers.base import Provider, ToolSpec
 from totem.providers.profiles import profile_for
 from totem.providers.registry import make_provider, resolve_model
+from totem.questions import QuestionService
+from totem.redact import Redactor
 from totem.store.base import SessionInfo, Store
 from totem.store.sqlite import SqliteStore
 from totem.tools.base import Tool
@@ -49,10 +50,12 @@ class SessionService:
         self.permission = PermissionService(
             rules=self.config.rules, mode=mode, project=str(self.root), memory=self.store
         )
+        self.questions = QuestionService(interactive=mode == "interactive")
         self._tools = tools
         self._provider = provider  # given: used for every model (tests, demos)
         self._providers: dict[str, Provider] = {}
         self._system: str | None = None
+        self._specs: list[ToolSpec] | None = None
         self._redact = Redactor.from_environment()
         for pconf in self.config.providers.values():
             if pconf.key is not None:
@@ -98,6 +101,10 @@ class SessionService:
             from totem.tools.registry import builtin_tools
 
             self._tools = builtin_tools()
+        if self._specs is None:
+            from totem.tools.lazy import specs_for
+
+            self._specs = specs_for(self._tools)
         if self._system is None:
             self._system = build_system_prompt(self.root)
         return Agent(
@@ -113,6 +120,8 @@ class SessionService:
             settings=self.config.tools,
             max_steps=self.config.max_steps,
             redact=self._redact,
+            specs=self._specs,
+            questions=self.questions,
         )
 
     def run(
@@ -134,6 +143,9 @@ class SessionService:
 
     def reply(self, request_id: str, reply: Reply) -> bool:
         return self.permission.reply(request_id, reply)
+
+    def answer(self, request_id: str, answer: str | None) -> bool:
+        return self.questions.reply(request_id, answer)
 
     async def aclose(self) -> None:
         for provider in self._providers.values():

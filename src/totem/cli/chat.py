@@ -15,9 +15,9 @@ from pathlib import Path
 
 from totem.abort import AbortSignal
 from totem.cli.main import EXIT_OK, EXIT_USAGE
-from totem.cli.render import TextRenderer, ask_permission
+from totem.cli.render import TextRenderer, ask_permission, ask_question
 from totem.config import ConfigError
-from totem.events import PermissionAsked, RunFinished
+from totem.events import PermissionAsked, QuestionAsked, RunFinished
 from totem.messages import Usage
 
 __all__ = ["chat_command"]
@@ -79,6 +79,9 @@ async def _chat(args: argparse.Namespace) -> int:
                     if isinstance(event, PermissionAsked):
                         reply = await loop.run_in_executor(None, ask_permission, event)
                         service.reply(event.request_id, reply)
+                    if isinstance(event, QuestionAsked):
+                        answer = await loop.run_in_executor(None, ask_question, event)
+                        service.answer(event.request_id, answer)
                     if isinstance(event, RunFinished):
                         print(_token_line(event.usage, event.steps, label), flush=True)
             finally:

@@ -10,17 +10,19 @@ from totem.events import (
     Event,
     Notice,
     PermissionAsked,
+    QuestionAsked,
     ReasoningDelta,
     RunFinished,
     RunStarted,
     StepFinished,
     TextDelta,
     ToolEnd,
+    ToolProgress,
     ToolStart,
 )
 from totem.permission import Reply
 
-__all__ = ["TextRenderer", "ask_permission", "summarize_input"]
+__all__ = ["TextRenderer", "ask_permission", "ask_question", "summarize_input"]
 
 
 def _style(code: str, text: str, tty: bool) -> str:
@@ -82,10 +84,29 @@ class TextRenderer:
                     self._line("")
                 if reason != "finished":
                     self._line(_style("33", f"[{reason}] {detail}".strip(), self.tty))
-            case RunStarted() | StepFinished() | PermissionAsked():
+            case ToolProgress(name=name, message=message, progress=progress, total=total):
+                amount = f" {progress:g}/{total:g}" if progress is not None and total else ""
+                self._line(_style("2", f"  … {name}{amount} {message}".rstrip(), self.tty))
+            case RunStarted() | StepFinished() | PermissionAsked() | QuestionAsked():
                 pass
             case _:
                 assert_never(event)
+
+
+def ask_question(event: QuestionAsked, read: Any = input) -> str | None:
+    """Ask in the terminal: a numbered option, or free text when allowed."""
+    print(f"\n? {event.question}")
+    for number, option in enumerate(event.options, start=1):
+        print(f"    {number}. {option}")
+    while True:
+        try:
+            answer = str(read("  answer > ")).strip()
+        except EOFError:
+            return None
+        if answer.isdigit() and 1 <= int(answer) <= len(event.options):
+            return event.options[int(answer) - 1]
+        if answer and (event.allow_free or answer in event.options):
+            return answer
 
 
 def ask_permission(event: PermissionAsked, read: Any = input) -> Reply:

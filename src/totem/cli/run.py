@@ -14,9 +14,9 @@ from pathlib import Path
 
 from totem.abort import AbortSignal
 from totem.cli.main import EXIT_ABORTED, EXIT_ERROR, EXIT_LIMIT, EXIT_OK, EXIT_USAGE
-from totem.cli.render import TextRenderer, ask_permission
+from totem.cli.render import TextRenderer, ask_permission, ask_question
 from totem.config import ConfigError
-from totem.events import PermissionAsked, RunFinished, event_to_dict
+from totem.events import PermissionAsked, QuestionAsked, RunFinished, event_to_dict
 from totem.permission import Mode
 
 __all__ = ["run_command", "exit_code"]
@@ -38,6 +38,7 @@ async def _run(args: argparse.Namespace) -> int:
     interactive = args.format == "text" and sys.stdin.isatty() and sys.stdout.isatty()
     mode: Mode = "yes" if args.yes else ("interactive" if interactive else "headless")
     service = SessionService(Path.cwd(), mode=mode)
+    service.questions.interactive = interactive
     model = args.run_model or args.model
     session = service.open(
         session_id=args.run_session or args.session,
@@ -62,6 +63,9 @@ async def _run(args: argparse.Namespace) -> int:
             if isinstance(event, PermissionAsked) and mode == "interactive":
                 reply = await loop.run_in_executor(None, ask_permission, event)
                 service.reply(event.request_id, reply)
+            if isinstance(event, QuestionAsked) and interactive:
+                answer = await loop.run_in_executor(None, ask_question, event)
+                service.answer(event.request_id, answer)
             if isinstance(event, RunFinished):
                 finished = event
     finally:

@@ -16,15 +16,17 @@ import os
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, ClassVar, Protocol
-
-from pydantic import BaseModel, ValidationError
+from typing import TYPE_CHECKING, Any, Protocol
 
 from totem.abort import AbortSignal
 from totem.events import Event
 from totem.messages import ImageBlock
 from totem.permission import PermissionDenied, PermissionService
 from totem.providers.base import ToolSpec
+from totem.questions import QuestionService
+
+if TYPE_CHECKING:  # pydantic loads with the first tool, not at start-up
+    from pydantic import BaseModel
 
 __all__ = [
     "SnapshotSink",
@@ -76,6 +78,7 @@ class ToolContext:
     snapshots: SnapshotSink | None = None
     emit: Callable[[Event], None] | None = None
     tool_name: str = ""
+    questions: QuestionService | None = None
 
     async def ask(
         self, permission: str, patterns: list[str], *, title: str, always: list[str] | None = None
@@ -134,10 +137,19 @@ class ToolContext:
 
 
 class Tool(Protocol):
-    name: ClassVar[str]
-    description: ClassVar[str]
-    read_only: ClassVar[bool]
-    Input: ClassVar[type[BaseModel]]
+    """A tool class sets these as ClassVars; `lazy.LazyTool` stands in until first use."""
+
+    @property
+    def name(self) -> str: ...
+
+    @property
+    def description(self) -> str: ...
+
+    @property
+    def read_only(self) -> bool: ...
+
+    @property
+    def Input(self) -> type[BaseModel]: ...  # noqa: N802
 
     async def run(self, args: Any, ctx: ToolContext) -> ToolResult: ...
 
@@ -171,6 +183,8 @@ def parse_arguments(tool: Tool, raw: str | dict[str, Any] | None) -> BaseModel:
     if not isinstance(raw, dict):
         raise ToolError(f"The arguments for {tool.name} must be a JSON object.")
     raw = {k: v for k, v in raw.items() if v is not None}  # null means "use the default"
+    from pydantic import ValidationError
+
     try:
         return tool.Input.model_validate(raw)
     except ValidationError as exc:
