@@ -57,13 +57,15 @@ class TextPart:
     # (a command expanded). None means the model receives `text`.
     model_text: str | None = None
     synthetic: bool = False  # written by totem (e.g. "Continue."), not by a person
+    signature: str | None = None  # an opaque provider signature on this text (Gemini)
     type: Literal["text"] = "text"
 
 
 @dataclass(slots=True)
 class ReasoningPart:
     text: str
-    signature: str | None = None
+    signature: str | None = None  # sent back unchanged to the provider it came from
+    redacted_data: str | None = None  # Anthropic's redacted thinking, kept opaque
     type: Literal["reasoning"] = "reasoning"
 
 
@@ -78,6 +80,7 @@ class ToolPart:
     images: list[ImageBlock] = field(default_factory=list)
     title: str = ""
     from_text: bool = False  # the model wrote this call as text; totem ran it
+    signature: str | None = None  # an opaque provider signature on the call (Gemini)
     started: float | None = None
     ended: float | None = None
     type: Literal["tool"] = "tool"

@@ -84,6 +84,14 @@ class StepRecorder:
         if now - self._flushed >= FLUSH_EVERY:
             self.flush()
 
+    def _sign(self, kind: type[TextPart] | type[ReasoningPart], signature: str) -> None:
+        """A signature belongs to the open part of its kind; alone, it opens an empty one."""
+        if not isinstance(self._open, kind):
+            self._open = kind(text="")
+            self._open_index = self._append(self._open)
+        self._open.signature = signature
+        self._dirty.add(self._open_index)
+
     def flush(self) -> None:
         for index in sorted(self._dirty):
             self.store.save_part(self.message.id, index, self.message.parts[index])
@@ -94,19 +102,29 @@ class StepRecorder:
 
     def on_event(self, event: StreamEvent) -> None:
         match event:
-            case TextChunk(text=text):
+            case TextChunk(text=text, signature=signature):
                 if self.splitter is None:
                     self._grow(TextPart, text)
                 else:
                     for kind, piece in self.splitter.feed(text):
                         self._grow(TextPart if kind == "text" else ReasoningPart, piece)
-            case ReasoningChunk(text=text, signature=signature):
+                if signature:
+                    self._sign(TextPart, signature)
+            case ReasoningChunk(text=text, signature=signature, redacted_data=redacted):
+                if redacted is not None:
+                    self.got_output = True
+                    self._open = ReasoningPart(text="", redacted_data=redacted)
+                    self._open_index = self._append(self._open)
                 self._grow(ReasoningPart, text)
-                if signature and isinstance(self._open, ReasoningPart):
-                    self._open.signature = signature
-            case ToolCallBegin(index=index, call_id=call_id, name=name):
+                if signature:
+                    self._sign(ReasoningPart, signature)
+            case ToolCallBegin(index=index, call_id=call_id, name=name, signature=signature):
                 self.got_output = True
-                part = ToolPart(call_id=call_id or f"call_{self.message.id}_{index}", name=name)
+                part = ToolPart(
+                    call_id=call_id or f"call_{self.message.id}_{index}",
+                    name=name,
+                    signature=signature,
+                )
                 self.tools[index] = part
                 self._open = None
                 self._append(part)

@@ -45,12 +45,16 @@ StopReason: TypeAlias = Literal["stop", "tool_calls", "length", "other"]
 @dataclass(slots=True)
 class TextChunk:
     text: str
+    signature: str | None = None  # attached to the current text part (Gemini)
 
 
 @dataclass(slots=True)
 class ReasoningChunk:
+    """Reasoning text; a chunk may carry only a signature or only redacted data."""
+
     text: str
     signature: str | None = None
+    redacted_data: str | None = None  # starts a redacted reasoning part of its own
 
 
 @dataclass(slots=True)
@@ -58,6 +62,7 @@ class ToolCallBegin:
     index: int
     call_id: str
     name: str
+    signature: str | None = None  # attached to the call (Gemini's thoughtSignature)
 
 
 @dataclass(slots=True)
