@@ -14,10 +14,12 @@ import sys
 from pathlib import Path
 
 from totem.abort import AbortSignal
+from totem.cli.interact import answer_in_terminal
+from totem.cli.lines import LineReader
 from totem.cli.main import EXIT_OK, EXIT_USAGE
-from totem.cli.render import TextRenderer, ask_permission, ask_question
+from totem.cli.render import TextRenderer
 from totem.config import ConfigError
-from totem.events import PermissionAsked, QuestionAsked, RunFinished
+from totem.events import RunFinished
 from totem.messages import Usage
 
 __all__ = ["chat_command"]
@@ -43,6 +45,7 @@ async def _chat(args: argparse.Namespace) -> int:
     print(f"totem {__version__} · {label} · {service.root}\n{HELP}")
     loop = asyncio.get_running_loop()
     renderer = TextRenderer()
+    reader = LineReader()
     current: list[AbortSignal] = []
 
     def on_sigint() -> None:
@@ -55,7 +58,7 @@ async def _chat(args: argparse.Namespace) -> int:
     try:
         while True:
             try:
-                text = await loop.run_in_executor(None, input, "\n› ")
+                text = await reader.read("\n› ")
             except EOFError:
                 print()
                 return EXIT_OK
@@ -76,12 +79,9 @@ async def _chat(args: argparse.Namespace) -> int:
             try:
                 async for event in service.run(session, text, abort=abort, model=args.model):
                     renderer.show(event)
-                    if isinstance(event, PermissionAsked):
-                        reply = await loop.run_in_executor(None, ask_permission, event)
-                        service.reply(event.request_id, reply)
-                    if isinstance(event, QuestionAsked):
-                        answer = await loop.run_in_executor(None, ask_question, event)
-                        service.answer(event.request_id, answer)
+                    await answer_in_terminal(
+                        event, service=service, reader=reader, abort=abort
+                    )
                     if isinstance(event, RunFinished):
                         print(_token_line(event.usage, event.steps, label), flush=True)
             finally:

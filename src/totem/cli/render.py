@@ -6,6 +6,7 @@ import json
 import sys
 from typing import Any, TextIO, assert_never
 
+from totem.cli.lines import LineReader
 from totem.events import (
     Event,
     Notice,
@@ -93,14 +94,17 @@ class TextRenderer:
                 assert_never(event)
 
 
-def ask_question(event: QuestionAsked, read: Any = input) -> str | None:
+PERMISSION_CHOICES = "  [y] once  [a] always  [n] reject  [m] reject with a message > "
+
+
+async def ask_question(event: QuestionAsked, reader: LineReader) -> str | None:
     """Ask in the terminal: a numbered option, or free text when allowed."""
     print(f"\n? {event.question}")
     for number, option in enumerate(event.options, start=1):
         print(f"    {number}. {option}")
     while True:
         try:
-            answer = str(read("  answer > ")).strip()
+            answer = (await reader.read("  answer > ")).strip()
         except EOFError:
             return None
         if answer.isdigit() and 1 <= int(answer) <= len(event.options):
@@ -109,14 +113,14 @@ def ask_question(event: QuestionAsked, read: Any = input) -> str | None:
             return answer
 
 
-def ask_permission(event: PermissionAsked, read: Any = input) -> Reply:
+async def ask_permission(event: PermissionAsked, reader: LineReader) -> Reply:
     """Ask in the terminal: once / always / reject / reject with a message for the model."""
     print(f"\n? {event.tool} wants to {event.title}")
     for pattern in event.patterns[:10]:
         print(f"    {pattern}")
     while True:
         try:
-            answer = read("  [y] once  [a] always  [n] reject  [m] reject with a message > ")
+            answer = await reader.read(PERMISSION_CHOICES)
         except EOFError:
             return Reply("reject")
         answer = answer.strip().lower()
@@ -128,7 +132,7 @@ def ask_permission(event: PermissionAsked, read: Any = input) -> Reply:
             return Reply("reject")
         if answer in ("m", "message"):
             try:
-                message = read("  message for the model > ")
+                message = await reader.read("  message for the model > ")
             except EOFError:
                 message = ""
             return Reply("reject", message.strip())

@@ -13,8 +13,10 @@ import sys
 from pathlib import Path
 
 from totem.abort import AbortSignal
+from totem.cli.interact import answer_in_terminal
+from totem.cli.lines import LineReader
 from totem.cli.main import EXIT_ABORTED, EXIT_ERROR, EXIT_LIMIT, EXIT_OK, EXIT_USAGE
-from totem.cli.render import TextRenderer, ask_permission, ask_question
+from totem.cli.render import TextRenderer
 from totem.config import ConfigError
 from totem.events import PermissionAsked, QuestionAsked, RunFinished, event_to_dict
 from totem.permission import Mode
@@ -50,6 +52,7 @@ async def _run(args: argparse.Namespace) -> int:
     loop.add_signal_handler(signal.SIGINT, abort.abort)
     loop.add_signal_handler(signal.SIGTERM, abort.abort, "terminated")
     renderer = TextRenderer()
+    reader: LineReader | None = None
     finished: RunFinished | None = None
     try:
         events = service.run(
@@ -60,12 +63,10 @@ async def _run(args: argparse.Namespace) -> int:
                 print(json.dumps(event_to_dict(event), ensure_ascii=False), flush=True)
             else:
                 renderer.show(event)
-            if isinstance(event, PermissionAsked) and mode == "interactive":
-                reply = await loop.run_in_executor(None, ask_permission, event)
-                service.reply(event.request_id, reply)
-            if isinstance(event, QuestionAsked) and interactive:
-                answer = await loop.run_in_executor(None, ask_question, event)
-                service.answer(event.request_id, answer)
+            if interactive and isinstance(event, PermissionAsked | QuestionAsked):
+                if reader is None:
+                    reader = LineReader()
+                await answer_in_terminal(event, service=service, reader=reader, abort=abort)
             if isinstance(event, RunFinished):
                 finished = event
     finally:
