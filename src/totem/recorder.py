@@ -1,12 +1,14 @@
 """Turns one model call's stream into the parts of one assistant message, as they arrive.
 
 Each delta is forwarded as an event at once (L3) and the part it belongs to is written to
-the store: tool parts on every change, text and reasoning at most every 50 ms while they grow
-and once more when the step ends, so an abort or a crash loses nothing already shown.
+the store: tool parts on every change, text and reasoning at most 50 ms after they grew (a
+write per delta would rewrite a long answer thousands of times), and at once on an abort or
+when the step ends. A hard kill can lose at most the last 50 ms of streamed text.
 """
 
 from __future__ import annotations
 
+import asyncio
 import json
 import time
 from collections.abc import Callable
@@ -52,6 +54,7 @@ class StepRecorder:
         self._open_index = -1
         self._dirty: set[int] = set()
         self._flushed = time.monotonic()
+        self._timer: asyncio.TimerHandle | None = None
 
     # parts ------------------------------------------------------------------------------------
 
@@ -83,6 +86,9 @@ class StepRecorder:
         now = time.monotonic()
         if now - self._flushed >= FLUSH_EVERY:
             self.flush()
+        elif self._timer is None:
+            # the stream may go quiet now: write the rest soon anyway, not at the step's end
+            self._timer = asyncio.get_running_loop().call_later(FLUSH_EVERY, self.flush)
 
     def _sign(self, kind: type[TextPart] | type[ReasoningPart], signature: str) -> None:
         """A signature belongs to the open part of its kind; alone, it opens an empty one."""
@@ -93,6 +99,9 @@ class StepRecorder:
         self._dirty.add(self._open_index)
 
     def flush(self) -> None:
+        if self._timer is not None:
+            self._timer.cancel()
+            self._timer = None
         for index in sorted(self._dirty):
             self.store.save_part(self.message.id, index, self.message.parts[index])
         self._dirty.clear()

@@ -197,3 +197,30 @@ def test_sigint_during_bash_kills_everything_and_keeps_the_partial_answer(env: E
     assert resumed.returncode == 0 and "resumed fine" in resumed.stdout
     last = env.chats()[-1]["messages"]
     assert any(m["role"] == "tool" and "[Aborted by user]" in m["content"] for m in last)
+
+
+def test_kill_9_mid_answer_loses_nothing_shown(env: Env) -> None:
+    turns = [{"text": "Here is the first half of my answer", "stall": True}, {"text": "again"}]
+    with env.serve(turns):
+        proc = subprocess.Popen(
+            [*TOTEM, "run", "--format", "json", "explain"], cwd=env.root, env=env.env,
+            stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,
+            stdin=subprocess.DEVNULL,
+        )
+        assert proc.stdout is not None
+        shown = ""
+        for line in proc.stdout:
+            event = json.loads(line)
+            shown += event.get("text", "") if event["type"] == "text" else ""
+            if shown == "Here is the first half of my answer":
+                break
+        time.sleep(0.2)  # let the 50 ms flush of streamed text happen, as it would for a user
+        proc.kill()
+        proc.wait(timeout=10)
+        proc.stdout.close()
+        store = env.store()
+        session = store.list_sessions(str(env.root.resolve()))[0]
+        assert store.messages(session.id)[1].text() == shown
+        resumed = env.run("--session", session.id, "go on")
+    assert resumed.returncode == 0 and "again" in resumed.stdout
+    assert env.chats()[-1]["messages"][2]["content"] == shown

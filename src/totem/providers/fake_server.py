@@ -16,6 +16,7 @@ plus failure modes of the wire itself:
     {"error": "malformed"}    an event stream whose chunks are not JSON
     {"error": "hang"}         never answer (until the server stops)
     {..., "cut": true}        stream the turn's output, then drop the connection
+    {..., "stall": true}      stream the turn's output, then send nothing more
 
 Past the last turn it answers with `fallback` text. Use it as
 
@@ -205,6 +206,7 @@ class FakeOpenAIServer:
     async def _chat(self, body: Json, writer: asyncio.StreamWriter) -> None:
         item = self._next_turn()
         cut = isinstance(item, dict) and bool(item.get("cut"))
+        stall = isinstance(item, dict) and bool(item.get("stall"))
         if isinstance(item, dict) and item.get("error") in _WIRE_FAILURES:
             return await self._wire_failure(str(item["error"]), writer)
         turn = turn_from_json(item) if isinstance(item, dict) else item
@@ -215,11 +217,16 @@ class FakeOpenAIServer:
             return await _send_json(writer, 200, completion(turn, model=model))
         usage = bool((body.get("stream_options") or {}).get("include_usage"))
         chunks = stream_chunks(turn, model=model, include_usage=usage)
-        if cut:
+        if cut or stall:
             chunks = [c for c in chunks if c["choices"] and not c["choices"][0]["finish_reason"]]
         await _start_stream(writer)
         for chunk in chunks:
             writer.write(_chunked(b"data: " + _dumps(chunk) + b"\n\n"))
+        if stall:  # the output, then silence until the server stops
+            await writer.drain()
+            assert self._stopping is not None
+            await self._stopping.wait()
+            raise _Closed
         if cut:
             await writer.drain()
             raise _Closed
