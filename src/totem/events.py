@@ -23,6 +23,7 @@ __all__ = [
     "RunStarted",
     "StepFinished",
     "TextDelta",
+    "TodoUpdated",
     "ToolEnd",
     "ToolProgress",
     "ToolStart",
@@ -112,6 +113,14 @@ class ToolProgress:
 
 
 @dataclass(slots=True)
+class TodoUpdated:
+    """The visible task list changed: items of {content, status: pending|in_progress|done}."""
+
+    todos: list[dict[str, str]]
+    type: Literal["todo"] = "todo"
+
+
+@dataclass(slots=True)
 class StepFinished:
     step: int
     finish: str
@@ -144,6 +153,7 @@ Event: TypeAlias = (
     | PermissionAsked
     | QuestionAsked
     | ToolProgress
+    | TodoUpdated
     | StepFinished
     | Notice
     | RunFinished

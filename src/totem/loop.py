@@ -38,6 +38,7 @@ from totem.providers.textcalls import parse_text_tool_calls
 from totem.questions import QuestionService
 from totem.recorder import StepRecorder
 from totem.redact import Redactor
+from totem.state import SessionState
 from totem.store.base import Store
 from totem.tools.base import Tool, ToolContext, ToolError, ToolSettings, parse_arguments, tool_spec
 
@@ -81,6 +82,7 @@ class Agent:
     redact: Redactor = field(default_factory=Redactor)
     specs: list[ToolSpec] | None = None  # the tools' definitions, when already computed
     questions: QuestionService | None = None
+    state: SessionState = field(default_factory=SessionState)
 
 
 class Stop(Exception):
@@ -309,6 +311,8 @@ class Run:
             emit=self.emit,
             tool_name=tool.name,
             questions=self.agent.questions,
+            state=self.agent.state,
+            vision=self.agent.profile.vision,
         )
 
     def _finish_tool(self, message: Message, part: ToolPart, output: str, error: bool) -> None:

@@ -22,6 +22,7 @@ from totem.providers.profiles import profile_for
 from totem.providers.registry import make_provider, resolve_model
 from totem.questions import QuestionService
 from totem.redact import Redactor
+from totem.state import SessionState
 from totem.store.base import SessionInfo, Store
 from totem.store.sqlite import SqliteStore
 from totem.tools.base import Tool
@@ -51,6 +52,7 @@ class SessionService:
             rules=self.config.rules, mode=mode, project=str(self.root), memory=self.store
         )
         self.questions = QuestionService(interactive=mode == "interactive")
+        self.state = SessionState()
         self._tools = tools
         self._provider = provider  # given: used for every model (tests, demos)
         self._providers: dict[str, Provider] = {}
@@ -122,6 +124,7 @@ class SessionService:
             redact=self._redact,
             specs=self._specs,
             questions=self.questions,
+            state=self.state,
         )
 
     def run(
@@ -148,6 +151,7 @@ class SessionService:
         return self.questions.reply(request_id, answer)
 
     async def aclose(self) -> None:
+        await self.state.aclose()
         for provider in self._providers.values():
             await provider.aclose()
         self._providers.clear()

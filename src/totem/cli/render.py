@@ -17,6 +17,7 @@ from totem.events import (
     RunStarted,
     StepFinished,
     TextDelta,
+    TodoUpdated,
     ToolEnd,
     ToolProgress,
     ToolStart,
@@ -88,6 +89,11 @@ class TextRenderer:
             case ToolProgress(name=name, message=message, progress=progress, total=total):
                 amount = f" {progress:g}/{total:g}" if progress is not None and total else ""
                 self._line(_style("2", f"  … {name}{amount} {message}".rstrip(), self.tty))
+            case TodoUpdated(todos=todos):
+                marks = {"done": "☑", "in_progress": "▶"}
+                for item in todos:
+                    mark = marks.get(item.get("status", ""), "☐")
+                    self._line(_style("2", f"  {mark} {item.get('content', '')}", self.tty))
             case RunStarted() | StepFinished() | PermissionAsked() | QuestionAsked():
                 pass
             case _:

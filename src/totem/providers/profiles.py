@@ -23,6 +23,7 @@ class ModelProfile:
     thinks_inline: bool = False  # reasoning written in the text, closed by </think>
     text_tool_calls: bool = True  # may write tool calls as text; parse them
     small: bool = False  # small local model: keep prompts and limits tight
+    vision: bool | None = None  # takes images in the conversation (None: unknown)
 
 
 # (pattern on the lower-cased model id, profile). First match wins: specific before generic.
@@ -40,10 +41,10 @@ _FAMILIES: list[tuple[str, ModelProfile]] = [
     (r"llama-?3\.[123].*(1b|3b)", ModelProfile("llama3-small", 131_072, 8_192, None, small=True)),
     (r"llama-?3", ModelProfile("llama3", 131_072, 8_192, True)),
     (r"gpt-oss", ModelProfile("gpt-oss", 131_072, 32_768, True)),
-    (r"gpt-4o|gpt-4\.1", ModelProfile("gpt-4", 128_000, 16_384, True, text_tool_calls=False)),
-    (r"gpt-5", ModelProfile("gpt-5", 400_000, 128_000, True, text_tool_calls=False)),
-    (r"claude", ModelProfile("claude", 200_000, 64_000, True, text_tool_calls=False)),
-    (r"gemini", ModelProfile("gemini", 1_048_576, 65_536, True, text_tool_calls=False)),
+    (r"gpt-4o|gpt-4\.1", ModelProfile("gpt-4", 128_000, 16_384, True, text_tool_calls=False, vision=True)),
+    (r"gpt-5", ModelProfile("gpt-5", 400_000, 128_000, True, text_tool_calls=False, vision=True)),
+    (r"claude", ModelProfile("claude", 200_000, 64_000, True, text_tool_calls=False, vision=True)),
+    (r"gemini", ModelProfile("gemini", 1_048_576, 65_536, True, text_tool_calls=False, vision=True)),
     (r"mistral|devstral|codestral", ModelProfile("mistral", 131_072, 32_768, True)),
     (r"gemma", ModelProfile("gemma", 131_072, 8_192, None)),
     (r"phi", ModelProfile("phi", 16_384, 4_096, False, small=True)),

@@ -24,6 +24,7 @@ from totem.messages import ImageBlock
 from totem.permission import PermissionDenied, PermissionService
 from totem.providers.base import ToolSpec
 from totem.questions import QuestionService
+from totem.state import SessionState
 
 if TYPE_CHECKING:  # pydantic loads with the first tool, not at start-up
     from pydantic import BaseModel
@@ -79,6 +80,8 @@ class ToolContext:
     emit: Callable[[Event], None] | None = None
     tool_name: str = ""
     questions: QuestionService | None = None
+    state: SessionState = field(default_factory=SessionState)
+    vision: bool | None = None  # whether the model takes images (None: unknown)
 
     async def ask(
         self, permission: str, patterns: list[str], *, title: str, always: list[str] | None = None
