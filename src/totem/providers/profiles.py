@@ -26,6 +26,11 @@ class ModelProfile:
     vision: bool | None = None  # takes images in the conversation (None: unknown)
 
 
+def _hosted(family: str, window: int, output: int) -> ModelProfile:
+    """A hosted frontier family: reliable native tool calls, takes images."""
+    return ModelProfile(family, window, output, True, text_tool_calls=False, vision=True)
+
+
 # (pattern on the lower-cased model id, profile). First match wins: specific before generic.
 _FAMILIES: list[tuple[str, ModelProfile]] = [
     (r"qwen3.*coder", ModelProfile("qwen3-coder", 262_144, 65_536, True)),
@@ -41,10 +46,10 @@ _FAMILIES: list[tuple[str, ModelProfile]] = [
     (r"llama-?3\.[123].*(1b|3b)", ModelProfile("llama3-small", 131_072, 8_192, None, small=True)),
     (r"llama-?3", ModelProfile("llama3", 131_072, 8_192, True)),
     (r"gpt-oss", ModelProfile("gpt-oss", 131_072, 32_768, True)),
-    (r"gpt-4o|gpt-4\.1", ModelProfile("gpt-4", 128_000, 16_384, True, text_tool_calls=False, vision=True)),
-    (r"gpt-5", ModelProfile("gpt-5", 400_000, 128_000, True, text_tool_calls=False, vision=True)),
-    (r"claude", ModelProfile("claude", 200_000, 64_000, True, text_tool_calls=False, vision=True)),
-    (r"gemini", ModelProfile("gemini", 1_048_576, 65_536, True, text_tool_calls=False, vision=True)),
+    (r"gpt-4o|gpt-4\.1", _hosted("gpt-4", 128_000, 16_384)),
+    (r"gpt-5", _hosted("gpt-5", 400_000, 128_000)),
+    (r"claude", _hosted("claude", 200_000, 64_000)),
+    (r"gemini", _hosted("gemini", 1_048_576, 65_536)),
     (r"mistral|devstral|codestral", ModelProfile("mistral", 131_072, 32_768, True)),
     (r"gemma", ModelProfile("gemma", 131_072, 8_192, None)),
     (r"phi", ModelProfile("phi", 16_384, 4_096, False, small=True)),
