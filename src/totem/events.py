@@ -13,6 +13,7 @@ from typing import Any, Literal, TypeAlias
 from totem.messages import Usage
 
 __all__ = [
+    "AgentEvent",
     "Event",
     "FinishReason",
     "Notice",
@@ -113,6 +114,17 @@ class ToolProgress:
 
 
 @dataclass(slots=True)
+class AgentEvent:
+    """An event of a sub-agent's run, shown in its thread above the answer."""
+
+    call_id: str  # the task call that started the sub-agent
+    agent: str
+    model: str
+    event: Event
+    type: Literal["agent"] = "agent"
+
+
+@dataclass(slots=True)
 class TodoUpdated:
     """The visible task list changed: items of {content, status: pending|in_progress|done}."""
 
@@ -154,6 +166,7 @@ Event: TypeAlias = (
     | QuestionAsked
     | ToolProgress
     | TodoUpdated
+    | AgentEvent
     | StepFinished
     | Notice
     | RunFinished

@@ -96,16 +96,23 @@ class Stop(Exception):
 
 class Run:
     def __init__(
-        self, agent: Agent, session_id: str, *, emit: Callable[[Event], None], abort: AbortSignal
+        self,
+        agent: Agent,
+        session_id: str,
+        *,
+        emit: Callable[[Event], None],
+        abort: AbortSignal,
+        nested: bool = False,
     ) -> None:
         self.agent = agent
         self.session_id = session_id
         self.emit = emit
         self.abort = abort
         self.history = agent.store.messages(session_id)
-        agent.permission.emit = emit
-        if agent.questions is not None:
-            agent.questions.emit = emit
+        if not nested:  # a sub-agent's questions go to the session's own stream, unwrapped
+            agent.permission.emit = emit
+            if agent.questions is not None:
+                agent.questions.emit = emit
         self.tools = {t.name: t for t in agent.tools}
         self.specs = agent.specs or [tool_spec(t) for t in agent.tools]
         self.usage = Usage()
@@ -234,8 +241,8 @@ class Run:
         index = 0
         while index < len(calls):
             group = [calls[index]]
-            if self._read_only(calls[index]):
-                while index + len(group) < len(calls) and self._read_only(
+            if self._together(calls[index]):
+                while index + len(group) < len(calls) and self._together(
                     calls[index + len(group)]
                 ):
                     group.append(calls[index + len(group)])
@@ -261,9 +268,10 @@ class Run:
 
         await asyncio.gather(*(bounded(p) for p in group))
 
-    def _read_only(self, part: ToolPart) -> bool:
+    def _together(self, part: ToolPart) -> bool:
+        """Read-only calls, and tools marked `parallel` (sub-agents), run side by side."""
         tool = self.tools.get(part.name)
-        return tool is not None and tool.read_only
+        return tool is not None and (tool.read_only or bool(getattr(tool, "parallel", False)))
 
     async def _call(self, message: Message, part: ToolPart) -> None:
         self.abort.check()
@@ -281,8 +289,10 @@ class Run:
         part.input = args.model_dump()
         part.state = "running"
         self._save(message, part)
+        part.meta = {}
+        ctx = self._context(tool, part)
         try:
-            result = await tool.run(args, self._context(tool, part))
+            result = await tool.run(args, ctx)
         except ToolError as exc:
             self._finish_tool(message, part, str(exc), error=True)
         except PermissionDenied as exc:
@@ -313,10 +323,13 @@ class Run:
             questions=self.agent.questions,
             state=self.agent.state,
             vision=self.agent.profile.vision,
+            meta=part.meta if part.meta is not None else {},
         )
 
     def _finish_tool(self, message: Message, part: ToolPart, output: str, error: bool) -> None:
         output = self.agent.redact(output)
+        if not part.meta:
+            part.meta = None
         if len(output) > self.agent.settings.output_limit * 2:
             output = output[: self.agent.settings.output_limit * 2] + "\n[... truncated ...]"
         part.output = output

@@ -81,6 +81,7 @@ class ToolPart:
     title: str = ""
     from_text: bool = False  # the model wrote this call as text; totem ran it
     signature: str | None = None  # an opaque provider signature on the call (Gemini)
+    meta: dict[str, str] | None = None  # e.g. a sub-agent's thread: session_id, agent, model
     started: float | None = None
     ended: float | None = None
     type: Literal["tool"] = "tool"

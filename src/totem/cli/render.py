@@ -8,6 +8,7 @@ from typing import Any, TextIO, assert_never
 
 from totem.cli.lines import LineReader
 from totem.events import (
+    AgentEvent,
     Event,
     Notice,
     PermissionAsked,
@@ -60,6 +61,21 @@ class TextRenderer:
         self.out.write(text + "\n")
         self.out.flush()
 
+    def _thread(self, agent: str, event: Event) -> None:
+        """A sub-agent's thread, compactly: its tool calls, notices and how it ended."""
+        prefix = _style("35", f"  ┆ {agent}", self.tty)
+        match event:
+            case ToolStart(name=name, input=data):
+                self._line(f"{prefix} ● {name} {summarize_input(data, 70)}")
+            case ToolEnd(is_error=True, output=output):
+                self._line(f"{prefix} └ {output.strip().splitlines()[0][:100] if output else ''}")
+            case Notice(text=text):
+                self._line(f"{prefix} ! {text}")
+            case RunFinished(reason=reason, steps=steps):
+                self._line(f"{prefix} {reason} after {steps} steps")
+            case _:
+                pass
+
     def show(self, event: Event) -> None:
         match event:
             case TextDelta(text=text):
@@ -89,6 +105,8 @@ class TextRenderer:
             case ToolProgress(name=name, message=message, progress=progress, total=total):
                 amount = f" {progress:g}/{total:g}" if progress is not None and total else ""
                 self._line(_style("2", f"  … {name}{amount} {message}".rstrip(), self.tty))
+            case AgentEvent(agent=agent, event=inner):
+                self._thread(agent, inner)
             case TodoUpdated(todos=todos):
                 marks = {"done": "☑", "in_progress": "▶"}
                 for item in todos:

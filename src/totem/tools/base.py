@@ -82,6 +82,7 @@ class ToolContext:
     questions: QuestionService | None = None
     state: SessionState = field(default_factory=SessionState)
     vision: bool | None = None  # whether the model takes images (None: unknown)
+    meta: dict[str, str] = field(default_factory=dict)  # kept on the call's part (a thread)
 
     async def ask(
         self, permission: str, patterns: list[str], *, title: str, always: list[str] | None = None
