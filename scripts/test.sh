@@ -11,7 +11,8 @@ with_model=0
 if [ "${1:-}" = "--with-cpu-model" ]; then with_model=1; shift; fi
 
 [ -x .venv/bin/python ] || "$PY" -m venv .venv
-.venv/bin/python -m pip install -q --disable-pip-version-check -e '.[test]' 2>&1 | grep -v '^WARNING: Location' || true
+.venv/bin/python -m pip install -q --disable-pip-version-check -e '.[test]' \
+  -r tests/requirements-providers.txt 2>&1 | grep -v '^WARNING: Location' || true
 (cd tests/node && npm install --no-audit --no-fund --loglevel=error >/dev/null)
 
 if [ "$with_model" = 1 ]; then

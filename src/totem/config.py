@@ -14,6 +14,7 @@
       edit: {"*": ask, "docs/**": allow}  # (mapping form)
     tools:
       bash: {timeout: 120, forbidden: ["rm -rf /*", "git push *"]}
+      websearch: {url: "http://127.0.0.1:8888"}   # a SearXNG instance; no url, no tool
 
 Keys are `Secret`s: resolved from `${env:VAR}` when used, masked in every repr.
 """
@@ -159,6 +160,9 @@ def _tool_settings(spec: dict[str, Any]) -> ToolSettings:
         settings.bash_timeout = float(bash["timeout"])
     if "forbidden" in bash:
         settings.forbidden_commands = [str(p) for p in bash["forbidden"]]
+    websearch = spec.get("websearch") or {}
+    if websearch.get("url"):
+        settings.websearch_url = str(websearch["url"])
     if "output_limit" in spec:
         settings.output_limit = int(spec["output_limit"])
     return settings

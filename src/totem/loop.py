@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from totem.abort import Aborted, AbortSignal
+from totem.compaction import Compactor, Plan, summary_instruction, summary_request_text
 from totem.events import (
     Event,
     FinishReason,
@@ -29,9 +30,17 @@ from totem.events import (
     ToolEnd,
     ToolStart,
 )
-from totem.messages import Message, NoticePart, TextPart, ToolPart, Usage, new_id
+from totem.messages import Message, NoticePart, SummaryPart, TextPart, ToolPart, Usage, new_id
 from totem.permission import PermissionDenied, PermissionService
-from totem.providers.base import ModelRequest, Provider, ProviderError, RetryableError, ToolSpec
+from totem.providers.base import (
+    ModelRequest,
+    Provider,
+    ProviderError,
+    RetryableError,
+    TextChunk,
+    ToolSpec,
+    UsageReport,
+)
 from totem.providers.profiles import ModelProfile
 from totem.providers.retry import stream_with_retry
 from totem.providers.textcalls import parse_text_tool_calls
@@ -82,6 +91,7 @@ class Agent:
     redact: Redactor = field(default_factory=Redactor)
     specs: list[ToolSpec] | None = None  # the tools' definitions, when already computed
     questions: QuestionService | None = None
+    context_window: int | None = None  # tokens; None: unknown, no compaction
     state: SessionState = field(default_factory=SessionState)
 
 
@@ -121,6 +131,10 @@ class Run:
         self.denials = 0
         self.seen_calls: dict[str, int] = {}
         self.current: StepRecorder | None = None
+        self.compactor = Compactor(
+            window=agent.context_window, reserve=agent.profile.max_output or 4_096
+        )
+        self.shortened_shown = 0
 
     # the run ------------------------------------------------------------------------------
 
@@ -179,13 +193,57 @@ class Run:
 
     # query --------------------------------------------------------------------------------
 
+    async def _derive(self, specs: list[ToolSpec]) -> list[Message]:
+        """The messages for the next request, kept under the window (L7)."""
+        plan = self.compactor.plan(self.history, system=self.agent.system, specs=specs)
+        if plan.needs_summary:
+            await self._summarize(plan)
+            plan = self.compactor.plan(self.history, system=self.agent.system, specs=specs)
+            if plan.needs_summary:  # one summary per request; then cut what remains
+                plan = self.compactor.last_resort(plan, system=self.agent.system, specs=specs)
+        if plan.shortened and plan.shortened != self.shortened_shown:
+            self.shortened_shown = plan.shortened
+            self.emit(Notice(f"Context: {plan.shortened} older tool results shortened to fit "
+                             "the model's window (the stored history is unchanged)."))
+        return plan.messages
+
+    async def _summarize(self, plan: Plan) -> None:
+        instruction = summary_instruction()
+        budget = self.compactor.budget or 0
+        found = summary_request_text(plan, instruction=instruction, budget=budget)
+        if found is None:
+            return
+        covers, text = found
+        record = self._add_message("assistant")
+        note = f"{instruction}\n\n[transcript of {plan.cut} earlier messages, {len(text)} chars]"
+        self._append_part(record, SummaryPart("request", note, covers))
+        self.emit(Notice(f"Compacting: summarizing {plan.cut} earlier messages."))
+        request = ModelRequest(
+            model=self.agent.model,
+            system=instruction,
+            messages=[Message(new_id("msg"), self.session_id, "user", [TextPart(text)])],
+        )
+        summary = ""
+        async for event in stream_with_retry(
+            lambda: self.agent.provider.stream(request), abort=self.abort, on_retry=self._on_retry
+        ):
+            if isinstance(event, TextChunk):
+                summary += event.text
+            elif isinstance(event, UsageReport):
+                record.usage = event.usage
+        self.usage.add(record.usage)
+        self._append_part(record, SummaryPart("summary", summary.strip() or text[-4000:], covers))
+        self.agent.store.finish_message(record)
+        self.compactor.shortened_until = 0
+        self.emit(Notice("Compacted: older turns are now a summary (the stored history is kept)."))
+
     async def _query(self, specs: list[ToolSpec]) -> tuple[Message, list[ToolPart]]:
         self.abort.check()
         self.rounds += 1
         request = ModelRequest(
             model=self.agent.model,
             system=self.agent.system,
-            messages=list(self.history),
+            messages=await self._derive(specs),
             tools=specs,
         )
         message = self._add_message("assistant")
@@ -370,7 +428,9 @@ class Run:
         self.history.append(message)
         return message
 
-    def _append_part(self, message: Message, part: TextPart | ToolPart | NoticePart) -> None:
+    def _append_part(
+        self, message: Message, part: TextPart | ToolPart | NoticePart | SummaryPart
+    ) -> None:
         message.parts.append(part)
         self.agent.store.save_part(message.id, len(message.parts) - 1, part)
 

@@ -19,6 +19,7 @@ __all__ = [
     "NoticePart",
     "Part",
     "ReasoningPart",
+    "SummaryPart",
     "Role",
     "TextPart",
     "ToolPart",
@@ -96,7 +97,21 @@ class NoticePart:
     type: Literal["notice"] = "notice"
 
 
-Part: TypeAlias = TextPart | ReasoningPart | ToolPart | NoticePart
+@dataclass(slots=True)
+class SummaryPart:
+    """Compaction (L7): the request for a summary of older turns, or the summary itself.
+
+    Stored in a message of its own; the derived list sent to a model replaces the messages
+    up to `covers_until` with the summary. Adapters never see this part.
+    """
+
+    kind: Literal["request", "summary"]
+    text: str
+    covers_until: str  # id of the last message the summary stands for
+    type: Literal["summary"] = "summary"
+
+
+Part: TypeAlias = TextPart | ReasoningPart | ToolPart | NoticePart | SummaryPart
 
 
 @dataclass(slots=True)
@@ -146,6 +161,8 @@ def part_from_dict(data: dict[str, Any]) -> Part:
         return ToolPart(images=images, **fields)
     if kind == "notice":
         return NoticePart(**fields)
+    if kind == "summary":
+        return SummaryPart(**fields)
     raise ValueError(f"unknown part type {kind!r}")
 
 
@@ -164,5 +181,7 @@ def describe(part: Part) -> str:
             return f"[{name}: {state}]"
         case NoticePart(text=text):
             return f"! {text}"
+        case SummaryPart(kind=kind, text=text):
+            return f"(summary {kind}) {text}"
         case _:
             assert_never(part)

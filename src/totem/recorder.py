@@ -120,13 +120,14 @@ class StepRecorder:
                 if signature:
                     self._sign(TextPart, signature)
             case ReasoningChunk(text=text, signature=signature, redacted_data=redacted):
-                if redacted is not None:
+                if redacted is not None:  # a block of its own: what follows starts anew
                     self.got_output = True
-                    self._open = ReasoningPart(text="", redacted_data=redacted)
-                    self._open_index = self._append(self._open)
+                    self._append(ReasoningPart(text="", redacted_data=redacted))
+                    self._open = None
                 self._grow(ReasoningPart, text)
-                if signature:
+                if signature:  # a signature closes its reasoning block
                     self._sign(ReasoningPart, signature)
+                    self._open = None
             case ToolCallBegin(index=index, call_id=call_id, name=name, signature=signature):
                 self.got_output = True
                 part = ToolPart(

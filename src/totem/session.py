@@ -7,8 +7,10 @@ are all clients of this one service.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import AsyncIterator
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from totem.abort import AbortSignal
 from totem.config import Config, ConfigError, load_config
@@ -16,7 +18,7 @@ from totem.events import Event
 from totem.loop import Agent, run_events
 from totem.paths import data_dir
 from totem.permission import Mode, PermissionService, Reply
-from totem.prompt.builder import build_system_prompt
+from totem.prompt.builder import build_agent_prompt, build_system_prompt
 from totem.providers.base import Provider, ToolSpec
 from totem.providers.profiles import profile_for
 from totem.providers.registry import make_provider, resolve_model
@@ -27,7 +29,15 @@ from totem.store.base import SessionInfo, Store
 from totem.store.sqlite import SqliteStore
 from totem.tools.base import Tool
 
+if TYPE_CHECKING:
+    from totem.agents.definitions import AgentDef
+
 __all__ = ["SessionService", "default_store"]
+
+
+def _present(tool: Tool | None) -> Tool:
+    assert tool is not None
+    return tool
 
 
 def default_store() -> SqliteStore:
@@ -58,6 +68,8 @@ class SessionService:
         self._providers: dict[str, Provider] = {}
         self._system: str | None = None
         self._specs: list[ToolSpec] | None = None
+        self._current: Agent | None = None
+        self.problems: list[str] = []  # agent files and the like that could not be read
         self._redact = Redactor.from_environment()
         for pconf in self.config.providers.values():
             if pconf.key is not None:
@@ -91,6 +103,7 @@ class SessionService:
     # runs -----------------------------------------------------------------------------------
 
     def agent(self, spec: str) -> Agent:
+        """The conversation's agent for the model `spec` ("provider/model")."""
         if self._provider is not None:
             provider, model, label = self._provider, spec, spec
         else:
@@ -99,22 +112,20 @@ class SessionService:
             if pconf.name not in self._providers:
                 self._providers[pconf.name] = make_provider(pconf)
             provider = self._providers[pconf.name]
-        if self._tools is None:
-            from totem.tools.registry import builtin_tools
-
-            self._tools = builtin_tools()
+        tools = self.tools()
         if self._specs is None:
             from totem.tools.lazy import specs_for
 
-            self._specs = specs_for(self._tools)
+            self._specs = specs_for(tools)
         if self._system is None:
             self._system = build_system_prompt(self.root)
-        return Agent(
+        profile = profile_for(model)
+        agent = Agent(
             provider=provider,
             model=model,
             label=label,
-            profile=profile_for(model),
-            tools=self._tools,
+            profile=profile,
+            tools=tools,
             store=self.store,
             root=self.root,
             permission=self.permission,
@@ -124,8 +135,76 @@ class SessionService:
             redact=self._redact,
             specs=self._specs,
             questions=self.questions,
+            context_window=self._window(label, model) or profile.context_window,
             state=self.state,
         )
+        self._current = agent
+        return agent
+
+    def _window(self, label: str, model: str) -> int | None:
+        pconf = self.config.providers.get(label.partition("/")[0])
+        info = pconf.models.get(model, {}) if pconf is not None else {}
+        value = info.get("context") or info.get("context_window")
+        return int(value) if value else None
+
+    def tools(self) -> list[Tool]:
+        """Built-in tools, web search when configured, and `task` when there are agents."""
+        if self._tools is None:
+            from totem.tools.lazy import LazyTool
+            from totem.tools.registry import builtin_tools
+
+            tools = builtin_tools()
+            url = self.config.tools.websearch_url
+            if url:
+                from totem.tools.websearch import websearch_tool
+
+                tools.append(LazyTool("websearch", True, "totem.tools.websearch:WebSearch",
+                                      factory=lambda: _present(websearch_tool(url))))
+            agents = self.agent_definitions()
+            if agents:
+                tools.append(self._task_tool(agents))
+            self._tools = tools
+        return self._tools
+
+    def agent_definitions(self) -> dict[str, AgentDef]:
+        from totem.agents.definitions import load_agents
+
+        problems: list[str] = []
+        found = load_agents(self.root, self.store, problems=problems)
+        self.problems.extend(p for p in problems if p not in self.problems)
+        return found
+
+    def _task_tool(self, agents: dict[str, AgentDef]) -> Tool:
+        from totem.subagents import SubagentRunner, describe
+        from totem.tools.lazy import LazyTool
+
+        def current() -> Agent:
+            assert self._current is not None, "a sub-agent runs within a run"
+            return self._current
+
+        runner = SubagentRunner(
+            parent=current,
+            make_agent=self.agent_for_subagent,
+            definitions=lambda: dict(self.agent_definitions()),
+            system_for=lambda d: build_agent_prompt(
+                self.root, d.prompt, skills=d.tools is None or "skill" in d.tools
+            ),
+        )
+        listing = {name: d.description for name, d in agents.items()}
+
+        def build() -> Tool:
+            from totem.tools.task import Task
+
+            return Task(runner, listing)
+
+        return LazyTool("task", False, "totem.tools.task:Task", factory=build,
+                        description=describe(listing), parallel=True)
+
+    def agent_for_subagent(self, spec: str) -> Agent:
+        current = self._current
+        made = self.agent(spec)
+        self._current = current  # building a sub-agent's model does not change the run's
+        return made
 
     def run(
         self,
@@ -135,14 +214,43 @@ class SessionService:
         abort: AbortSignal,
         model: str | None = None,
         max_steps: int | None = None,
+        agent_name: str | None = None,
     ) -> AsyncIterator[Event]:
+        from totem.commands import expand, load_commands
+
+        definition = None
+        if agent_name:
+            definition = self.agent_definitions().get(agent_name)
+            if definition is None:
+                known = ", ".join(sorted(self.agent_definitions()))
+                raise ConfigError(f"There is no agent named '{agent_name}'. Agents: {known}.")
+            model = model or definition.model
         agent = self.agent(self.model_label(session, model))
+        if definition is not None:
+            agent = self._as_agent(agent, definition)
         if max_steps is not None:
             agent.max_steps = max_steps
         if not session.title:
             session.title = text.strip().splitlines()[0][:80] if text.strip() else ""
             self.store.set_title(session.id, session.title)
-        return run_events(agent, session.id, text, abort=abort)
+        expansion = expand(text, load_commands(self.root)) if text.startswith("/") else None
+        model_text = expansion.model_text if expansion is not None else None
+        return run_events(agent, session.id, text, abort=abort, model_text=model_text)
+
+    def _as_agent(self, agent: Agent, definition: AgentDef) -> Agent:
+        """The conversation run as a custom agent: its prompt, tools and step limit."""
+        allowed = definition.tools
+        tools = [t for t in agent.tools if allowed is None or t.name in allowed]
+        agent = dataclasses.replace(
+            agent,
+            tools=tools,
+            specs=[s for s in (agent.specs or []) if s.name in {t.name for t in tools}],
+            system=build_agent_prompt(self.root, definition.prompt,
+                                      skills=allowed is None or "skill" in allowed),
+            max_steps=definition.max_steps or agent.max_steps,
+        )
+        self._current = agent
+        return agent
 
     def reply(self, request_id: str, reply: Reply) -> bool:
         return self.permission.reply(request_id, reply)

@@ -20,7 +20,7 @@ from totem.loop import Agent, Run
 from totem.messages import TextPart
 from totem.tools.base import ToolContext, ToolError, ToolResult
 
-__all__ = ["AgentSlots", "SubagentDefinition", "SubagentRunner"]
+__all__ = ["AgentSlots", "SubagentDefinition", "SubagentRunner", "describe"]
 
 MAX_AT_ONCE = 3
 NO_NESTING = "task"
@@ -44,6 +44,15 @@ class SubagentDefinition(Protocol):
 
     @property
     def prompt(self) -> str: ...
+
+
+def describe(agents: dict[str, str]) -> str:
+    """The task tool's description: what it does and which agents there are."""
+    listing = "; ".join(f"{name}: {text}" for name, text in sorted(agents.items()))
+    return (
+        "Start a sub-agent with a fresh context for a self-contained task; only its final "
+        f"answer comes back. Agents: {listing}."
+    )
 
 
 class AgentSlots:

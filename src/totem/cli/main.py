@@ -32,10 +32,14 @@ def _parser() -> object:
     run.add_argument("--max-steps", type=int, default=None)
     run.add_argument("--yes", "-y", action="store_true",
                      help="allow every action that no rule denies")
+    run.add_argument("--agent", "-a", help="run as this agent (see `totem agents`)")
     group = run.add_mutually_exclusive_group()
     group.add_argument("--continue", "-c", dest="run_continue", action="store_true",
                        help="continue the latest session of this project")
     group.add_argument("--session", "-s", dest="run_session", help="resume this session")
+    from totem.cli.agents import add_parser as add_agents_parser
+
+    add_agents_parser(sub)
     return parser
 
 
@@ -55,6 +59,10 @@ def main(argv: list[str] | None = None) -> int:
         from totem.cli.run import run_command
 
         return run_command(args)
+    if args.command == "agents":
+        from totem.cli.agents import agents_command
+
+        return agents_command(args)
     from totem.cli.chat import chat_command
 
     return chat_command(args)

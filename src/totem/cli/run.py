@@ -56,7 +56,12 @@ async def _run(args: argparse.Namespace) -> int:
     finished: RunFinished | None = None
     try:
         events = service.run(
-            session, " ".join(args.message), abort=abort, model=model, max_steps=args.max_steps
+            session,
+            " ".join(args.message),
+            abort=abort,
+            model=model,
+            max_steps=args.max_steps,
+            agent_name=args.agent,
         )
         async for event in events:
             if args.format == "json":

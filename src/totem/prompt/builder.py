@@ -1,7 +1,7 @@
 """The system prompt, built in order from files and functions (A1):
 
     base prompt (base.txt) -> environment -> project instructions (AGENTS.md and what it
-    points to)
+    points to) -> skills (name and description; the skill tool loads a body)
 
 Tool definitions travel as the request's tool list. Instructions found in subfolders are
 added by the read tool when the agent reads a file there.
@@ -65,6 +65,22 @@ def project_instructions(root: Path) -> str:
     return joined
 
 
-def build_system_prompt(root: Path) -> str:
+def skills_section(root: Path) -> str:
+    from totem.skills import load_skills, skills_prompt
+
+    return skills_prompt(load_skills(root))
+
+
+def build_system_prompt(root: Path, *, skills: bool = True) -> str:
     parts = [base_prompt(), environment(root), project_instructions(root)]
+    if skills:
+        parts.append(skills_section(root))
+    return "\n\n".join(p for p in parts if p)
+
+
+def build_agent_prompt(root: Path, prompt: str, *, skills: bool) -> str:
+    """A custom or sub-agent's system prompt: its own text in place of the base prompt."""
+    parts = [prompt.strip(), environment(root), project_instructions(root)]
+    if skills:
+        parts.append(skills_section(root))
     return "\n\n".join(p for p in parts if p)

@@ -2,12 +2,21 @@
 
 from __future__ import annotations
 
+import importlib
+
 from totem.config import Config, ConfigError, ProviderConfig
 from totem.providers.base import Provider
 
 __all__ = ["OPENAI_KINDS", "make_provider", "resolve_model"]
 
 OPENAI_KINDS = frozenset({"openai", "openai-compatible", "llamacpp", "lmstudio", "vllm", "other"})
+# kind -> module under totem.providers with `from_config(cfg, key)`; imported only when used
+_ADAPTERS = {
+    "anthropic": "anthropic",
+    "gemini": "gemini",
+    "ollama": "ollama",
+    "bedrock": "bedrock",
+}
 
 
 def resolve_model(config: Config, spec: str | None) -> tuple[ProviderConfig, str]:
@@ -63,4 +72,9 @@ def make_provider(cfg: ProviderConfig) -> Provider:
         if not script:
             raise ConfigError(f"provider '{cfg.name}': kind scripted needs options.script")
         return ScriptedProvider.from_file(str(script), name=cfg.name)
+    adapter = _ADAPTERS.get(cfg.kind)
+    if adapter is not None:
+        module = importlib.import_module(f"totem.providers.{adapter}")
+        provider: Provider = module.from_config(cfg, key)
+        return provider
     raise ConfigError(f"provider '{cfg.name}': unknown kind '{cfg.kind}'")

@@ -54,6 +54,21 @@ MIGRATIONS: list[str] = [
         PRIMARY KEY (project, permission, pattern)
     );
     """,
+    # saved agents: scope 'global' (project '') or 'project'; tools is a JSON list, NULL = all
+    """
+    CREATE TABLE agents (
+        scope TEXT NOT NULL,
+        project TEXT NOT NULL DEFAULT '',
+        name TEXT NOT NULL,
+        description TEXT NOT NULL DEFAULT '',
+        tools TEXT,
+        maxsteps INTEGER,
+        model TEXT,
+        prompt TEXT NOT NULL DEFAULT '',
+        updated REAL NOT NULL,
+        PRIMARY KEY (scope, project, name)
+    );
+    """,
 ]
 
 

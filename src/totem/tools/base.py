@@ -60,6 +60,7 @@ class ToolSettings:
     output_limit: int = 30_000  # characters kept of a tool's output
     forbidden_commands: list[str] = field(default_factory=list)
     shell: str = "/bin/bash"
+    websearch_url: str | None = None  # a SearXNG URL; without one there is no websearch tool
 
 
 class SnapshotSink(Protocol):

@@ -8,6 +8,7 @@ when the shell exits leaving jobs behind: SIGTERM, then SIGKILL after a grace pe
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
 import re
 import signal
@@ -104,17 +105,29 @@ class Bash:
 
 async def _execute(line: str, ctx: ToolContext, timeout: float) -> tuple[_Output, int, str]:
     """Run the line; the output, the exit code and how it ended (exited, timeout, aborted)."""
-    process = await asyncio.create_subprocess_exec(
-        ctx.settings.shell,
-        "-c",
-        line,
-        cwd=Path(os.path.realpath(ctx.root)),
-        stdin=asyncio.subprocess.DEVNULL,
-        stdout=asyncio.subprocess.PIPE,
-        stderr=asyncio.subprocess.STDOUT,
-        start_new_session=True,
-        env={**os.environ, **_ENVIRONMENT},
+    ctx.abort.check()
+    spawn = asyncio.ensure_future(
+        asyncio.create_subprocess_exec(
+            ctx.settings.shell,
+            "-c",
+            line,
+            cwd=Path(os.path.realpath(ctx.root)),
+            stdin=asyncio.subprocess.DEVNULL,
+            stdout=asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.STDOUT,
+            start_new_session=True,
+            env={**os.environ, **_ENVIRONMENT},
+        )
     )
+    try:
+        process = await asyncio.shield(spawn)
+    except asyncio.CancelledError:
+        # Cancelled while the shell was being started: it may already run; stop its group.
+        with contextlib.suppress(Exception):
+            started = await spawn
+            await _stop_group(started.pid)
+            await started.wait()
+        raise
     output = _Output(ctx.settings.output_limit)
     reading = asyncio.create_task(_pump(process.stdout, output))
     exited = asyncio.create_task(_exit(process))

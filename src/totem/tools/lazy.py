@@ -11,7 +11,7 @@ from __future__ import annotations
 import importlib
 import json
 import os
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import asdict
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -28,18 +28,38 @@ __all__ = ["LazyTool", "specs_for"]
 
 
 class LazyTool:
-    """A built-in tool named by `module:Class`, imported on first real use."""
+    """A tool named by `module:Class`, imported on first real use.
 
-    def __init__(self, name: str, read_only: bool, target: str) -> None:
+    `factory` builds it when the class needs arguments (the task tool gets its runner);
+    `description` then gives the text the model sees without loading it. `parallel` marks a
+    tool whose calls of one answer run side by side (sub-agents).
+    """
+
+    def __init__(
+        self,
+        name: str,
+        read_only: bool,
+        target: str,
+        *,
+        factory: Callable[[], Tool] | None = None,
+        description: str | None = None,
+        parallel: bool = False,
+    ) -> None:
         self._name = name
         self._read_only = read_only
         self.target = target
+        self.factory = factory
+        self.fixed_description = description
+        self.parallel = parallel
         self._tool: Tool | None = None
 
     def load(self) -> Tool:
         if self._tool is None:
-            module, _, cls = self.target.partition(":")
-            tool = getattr(importlib.import_module(module), cls)()
+            if self.factory is not None:
+                tool = self.factory()
+            else:
+                module, _, cls = self.target.partition(":")
+                tool = getattr(importlib.import_module(module), cls)()
             assert tool.name == self._name and tool.read_only == self._read_only, self.target
             self._tool = tool
         return self._tool
@@ -54,7 +74,7 @@ class LazyTool:
 
     @property
     def description(self) -> str:
-        return self.load().description
+        return self.fixed_description or self.load().description
 
     @property
     def Input(self) -> type[BaseModel]:  # noqa: N802
@@ -64,7 +84,7 @@ class LazyTool:
         return await self.load().run(args, ctx)
 
 
-def _source_key(tools: Sequence[Tool]) -> str:
+def _source_key(tools: Sequence[LazyTool]) -> str:
     here = Path(__file__).parent
     stamps = []
     for entry in sorted(os.scandir(here), key=lambda e: e.name):
@@ -75,9 +95,24 @@ def _source_key(tools: Sequence[Tool]) -> str:
 
 
 def specs_for(tools: Sequence[Tool], *, cache: Path | None = None) -> list[ToolSpec]:
-    """The specs of `tools`; for an all-built-in list, from the cache when it is current."""
-    if not all(isinstance(t, LazyTool) for t in tools):
-        return [tool_spec(t) for t in tools]
+    """The specs of `tools`: the lazy ones' from the cache when it is current (a fixed
+    description is applied on top), the others' computed."""
+    lazy = [t for t in tools if isinstance(t, LazyTool)]
+    cached = {s.name: s for s in _cached_specs(lazy, cache)}
+    specs = []
+    for tool in tools:
+        spec = cached.get(tool.name) if isinstance(tool, LazyTool) else None
+        if spec is None:
+            specs.append(tool_spec(tool))
+        else:
+            description = tool.fixed_description if isinstance(tool, LazyTool) else None
+            specs.append(ToolSpec(spec.name, description or spec.description, spec.parameters))
+    return specs
+
+
+def _cached_specs(tools: Sequence[LazyTool], cache: Path | None) -> list[ToolSpec]:
+    if not tools:
+        return []
     path = cache or cache_dir() / "tool-specs.json"
     key = _source_key(tools)
     try:

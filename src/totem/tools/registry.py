@@ -16,9 +16,14 @@ BUILTIN: tuple[tuple[str, bool, str], ...] = (
     ("edit", False, "totem.tools.edit:Edit"),
     ("patch", False, "totem.tools.patch:Patch"),
     ("bash", False, "totem.tools.bash:Bash"),
+    ("process", False, "totem.tools.process:ProcessTool"),
+    ("fetch", True, "totem.tools.fetch:Fetch"),
+    ("todo", False, "totem.tools.todo:TodoTool"),
+    ("ask", True, "totem.tools.ask:Ask"),
+    ("skill", True, "totem.tools.skill:Skill"),
 )
 
 
 def builtin_tools() -> list[Tool]:
-    """read, glob, grep, write, edit, patch and bash, each imported when first used."""
+    """The built-in tools (BUILTIN's order), each imported when first used."""
     return [LazyTool(name, read_only, target) for name, read_only, target in BUILTIN]

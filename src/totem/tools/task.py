@@ -6,7 +6,7 @@ from typing import ClassVar
 
 from pydantic import BaseModel, Field
 
-from totem.subagents import SubagentRunner
+from totem.subagents import SubagentRunner, describe
 from totem.tools.base import ToolContext, ToolResult
 
 __all__ = ["Task", "TaskInput"]
@@ -26,11 +26,7 @@ class Task:
 
     def __init__(self, runner: SubagentRunner, agents: dict[str, str]) -> None:
         self.runner = runner
-        listing = "; ".join(f"{name}: {text}" for name, text in sorted(agents.items()))
-        self.description = (
-            "Start a sub-agent with a fresh context for a self-contained task; only its final "
-            f"answer comes back. Agents: {listing}."
-        )
+        self.description = describe(agents)
 
     async def run(self, args: TaskInput, ctx: ToolContext) -> ToolResult:
         return await self.runner.run(args.agent, args.prompt, ctx)

@@ -1,0 +1,227 @@
+"""Context size (L7): the request is estimated before each call and kept under the window.
+
+The stored history is never rewritten. Each request is built from a *derived* list:
+
+1. the latest summary (a `SummaryPart`) stands for every message it covers;
+2. over the window (minus room for the answer), old tool results become one-line summaries
+   and old images `[image content]` — older than a boundary that only moves forward, and
+   in big steps, so the prefix a provider caches stays the same from one request to the next;
+3. still over, the loop asks the model for a summary of the older turns (`needs_summary`,
+   with the messages to summarize), stores it, and derives again;
+4. as a last resort the remaining large outputs are cut, so no request exceeds the window.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+from totem.messages import (
+    Message,
+    NoticePart,
+    Part,
+    ReasoningPart,
+    SummaryPart,
+    TextPart,
+    ToolPart,
+)
+from totem.providers.base import ToolSpec
+
+__all__ = ["Compactor", "Plan", "estimate", "transcript"]
+
+CHARS_PER_TOKEN = 4
+IMAGE_TOKENS = 1_000
+KEEP_RECENT = 2  # assistant messages whose tool results stay whole
+SHORTEN_TARGET = 0.6  # after shortening, aim this far under the budget
+LAST_RESORT_CHARS = 2_000
+SUMMARY_PREFIX = "Summary of the earlier part of this conversation:\n\n"
+
+
+def _part_chars(part: Part) -> int:
+    if isinstance(part, TextPart):
+        return len(part.model_text if part.model_text is not None else part.text)
+    if isinstance(part, ReasoningPart):
+        return len(part.text) + len(part.signature or "") + len(part.redacted_data or "")
+    if isinstance(part, ToolPart):
+        images = len(part.images) * IMAGE_TOKENS * CHARS_PER_TOKEN
+        return len(part.name) + len(part.raw_input) + len(part.output) + 40 + images
+    return 0  # notices and summary records are never sent
+
+
+def estimate(system: str, messages: Sequence[Message], specs: Sequence[ToolSpec]) -> int:
+    """Tokens of a request, estimated as characters / 4."""
+    chars = len(system) + sum(_part_chars(p) + 0 for m in messages for p in m.parts)
+    chars += 16 * len(messages)
+    if specs:
+        chars += len(json.dumps([dataclasses.asdict(s) for s in specs]))
+    return chars // CHARS_PER_TOKEN
+
+
+@dataclass(slots=True)
+class Plan:
+    messages: list[Message]
+    tokens: int
+    shortened: int = 0
+    cut: int = 0  # with needs_summary: messages[:cut] are to be summarized
+    needs_summary: bool = False
+
+
+def _with_summaries(history: Sequence[Message]) -> list[Message]:
+    """The history as the model sees it: the latest summary replaces what it covers."""
+    latest: SummaryPart | None = None
+    for message in history:
+        for part in message.parts:
+            if isinstance(part, SummaryPart) and part.kind == "summary":
+                latest = part
+    visible = [m for m in history if not any(isinstance(p, SummaryPart) for p in m.parts)]
+    if latest is None:
+        return visible
+    ids = [m.id for m in visible]
+    start = ids.index(latest.covers_until) + 1 if latest.covers_until in ids else 0
+    head = Message(
+        id=f"summary_{latest.covers_until}",
+        session_id=history[0].session_id,
+        role="user",
+        parts=[TextPart(SUMMARY_PREFIX + latest.text, synthetic=True)],
+    )
+    return [head, *visible[start:]]
+
+
+def _shorten(part: ToolPart) -> ToolPart:
+    first = next((line for line in part.output.splitlines() if line.strip()), "")[:120]
+    note = f"[{part.name} result elided to save context: {len(part.output)} chars; began: {first}]"
+    return dataclasses.replace(part, output=note, images=[])
+
+
+def _image_free(part: ToolPart) -> ToolPart:
+    if not part.images:
+        return part
+    extra = "\n[image content]" * len(part.images)
+    return dataclasses.replace(part, output=part.output + extra, images=[])
+
+
+def _map_tools(message: Message, fn: object) -> Message:
+    assert callable(fn)
+    parts = [fn(p) if isinstance(p, ToolPart) else p for p in message.parts]
+    return dataclasses.replace(message, parts=parts)
+
+
+@dataclass(slots=True)
+class Compactor:
+    window: int | None
+    reserve: int = 4_096
+    shortened_until: int = 0  # tool results in messages before this index are shortened
+    summaries: int = field(default=0)
+
+    @property
+    def budget(self) -> int | None:
+        if self.window is None:
+            return None
+        return max(self.window - min(self.reserve, self.window // 4), self.window // 2)
+
+    def plan(
+        self, history: Sequence[Message], *, system: str, specs: Sequence[ToolSpec]
+    ) -> Plan:
+        messages = _with_summaries(history)
+        tokens = estimate(system, messages, specs)
+        budget = self.budget
+        if budget is None or (tokens <= budget and self.shortened_until == 0):
+            return Plan(messages, tokens)
+        tool_messages = [i for i, m in enumerate(messages) if any(
+            isinstance(p, ToolPart) for p in m.parts)]
+        protected = tool_messages[-KEEP_RECENT:][0] if tool_messages else len(messages)
+        if tokens > budget:
+            self.shortened_until = max(self.shortened_until, protected)
+        limit = min(self.shortened_until, protected)
+        derived = [
+            _map_tools(m, _shorten) if i < limit else _map_tools(m, _image_free)
+            if i < protected else m
+            for i, m in enumerate(messages)
+        ]
+        shortened = sum(
+            1 for m in messages[:limit] for p in m.parts if isinstance(p, ToolPart)
+        )
+        tokens = estimate(system, derived, specs)
+        if tokens <= budget:
+            return Plan(derived, tokens, shortened)
+        cut = self._cut(derived, system=system, specs=specs, budget=budget)
+        if cut > 0:
+            return Plan(derived, tokens, shortened, cut=cut, needs_summary=True)
+        return self._last_resort(derived, system=system, specs=specs, budget=budget)
+
+    def _cut(
+        self, messages: list[Message], *, system: str, specs: Sequence[ToolSpec], budget: int
+    ) -> int:
+        """Where the kept part starts: the recent messages that use up to half the budget.
+
+        Every message is whole in itself (a step's calls travel with their results), so any
+        message can start the kept part; the summary goes before it as a user message.
+        """
+        kept = estimate(system, [], specs)
+        cut = len(messages)
+        for index in range(len(messages) - 1, 0, -1):
+            kept += estimate("", [messages[index]], [])
+            if kept > budget // 2 and cut < len(messages):
+                break
+            cut = index
+        return cut if cut < len(messages) else 0
+
+    def last_resort(self, plan: Plan, *, system: str, specs: Sequence[ToolSpec]) -> Plan:
+        return self._last_resort(plan.messages, system=system, specs=specs,
+                                 budget=self.budget or plan.tokens)
+
+    def _last_resort(
+        self, messages: list[Message], *, system: str, specs: Sequence[ToolSpec], budget: int
+    ) -> Plan:
+        def cut_part(part: ToolPart) -> ToolPart:
+            if len(part.output) <= LAST_RESORT_CHARS:
+                return part
+            head = part.output[:LAST_RESORT_CHARS]
+            return dataclasses.replace(part, output=head + "\n[... cut to fit the window ...]")
+
+        derived = [_map_tools(m, cut_part) for m in messages]
+        tokens = estimate(system, derived, specs)
+        while tokens > budget and len(derived) > 1:
+            derived.pop(1 if derived[0].role == "user" and len(derived) > 2 else 0)
+            tokens = estimate(system, derived, specs)
+        return Plan(derived, tokens, shortened=-1)
+
+
+def transcript(messages: Sequence[Message], *, max_chars: int) -> str:
+    """The older turns as plain text for the summary request, the newest kept when cut."""
+    lines: list[str] = []
+    for message in messages:
+        for part in message.parts:
+            if isinstance(part, TextPart):
+                text = part.model_text if part.model_text is not None else part.text
+                lines.append(f"{message.role.upper()}: {text}")
+            elif isinstance(part, ToolPart):
+                args = json.dumps(part.input, ensure_ascii=False) if part.input else ""
+                result = part.output if len(part.output) < 600 else part.output[:600] + " [...]"
+                lines.append(f"TOOL {part.name} {args[:300]} -> {result}")
+            elif isinstance(part, NoticePart | ReasoningPart | SummaryPart):
+                continue
+    text = "\n".join(lines)
+    if len(text) > max_chars:
+        text = "[... earliest part omitted ...]\n" + text[-max_chars:]
+    return text
+
+
+def summary_instruction() -> str:
+    from pathlib import Path
+
+    return (Path(__file__).parent / "prompt" / "compact.txt").read_text(encoding="utf-8").strip()
+
+
+def summary_request_text(
+    plan: Plan, *, instruction: str, budget: int
+) -> tuple[str, str] | None:
+    """(id of the last message covered, transcript to summarize), or None when nothing can be."""
+    old = plan.messages[: plan.cut]
+    real = [m for m in old if not m.id.startswith("summary_")]
+    if not real:
+        return None
+    room = budget - len(instruction) // CHARS_PER_TOKEN - 1_500  # the summary's own size
+    return real[-1].id, transcript(old, max_chars=max(room, 1_000) * CHARS_PER_TOKEN)

@@ -1,0 +1,66 @@
+"""ask: a question with options for the person; the run waits for the answer (A2).
+
+With nobody to ask (a headless run) the model is told so and proceeds on its own judgement.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Awaitable
+from typing import ClassVar, TypeVar
+
+from pydantic import BaseModel, Field
+
+from totem.abort import Aborted
+from totem.tools.base import ToolContext, ToolError, ToolResult
+
+__all__ = ["NO_ANSWER", "Ask", "AskInput", "until_aborted"]
+
+T = TypeVar("T")
+
+NO_ANSWER = (
+    "No answer available: the user cannot be asked in this run. Proceed with your best "
+    "judgement and say what you assumed."
+)
+
+
+class AskInput(BaseModel):
+    question: str = Field(description="One short question.")
+    options: list[str] = Field(min_length=2, max_length=6, description="2-6 likely answers.")
+
+
+class Ask:
+    name: ClassVar[str] = "ask"
+    description: ClassVar[str] = "Ask the user one question with options; waits for the answer."
+    read_only: ClassVar[bool] = True
+    Input: ClassVar[type[BaseModel]] = AskInput
+
+    async def run(self, args: AskInput, ctx: ToolContext) -> ToolResult:
+        question = args.question.strip()
+        options = list(dict.fromkeys(o.strip() for o in args.options if o.strip()))
+        if not question:
+            raise ToolError("The question is empty.")
+        if len(options) < 2:
+            raise ToolError("Give at least two different options.")
+        if ctx.questions is None:
+            return ToolResult(NO_ANSWER, title=question)
+        answer = await until_aborted(ctx.questions.ask(question, options), ctx)
+        if answer is None:
+            return ToolResult(NO_ANSWER, title=question)
+        return ToolResult(answer.strip() or "(the user gave an empty answer)", title=question)
+
+
+async def until_aborted(work: Awaitable[T], ctx: ToolContext) -> T:
+    """The result of `work`, or Aborted as soon as the run is aborted (`work` is cancelled)."""
+    task = asyncio.ensure_future(work)
+    aborted = asyncio.ensure_future(ctx.abort.wait())
+    try:
+        await asyncio.wait({task, aborted}, return_when=asyncio.FIRST_COMPLETED)
+    finally:
+        aborted.cancel()
+        if not task.done():
+            task.cancel()
+            await asyncio.wait({task})
+    if task.cancelled():
+        raise Aborted(ctx.abort.reason or "aborted")
+    return task.result()

@@ -1,0 +1,85 @@
+"""L7: long sessions stay under the model's window; the stored history is never rewritten."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from tests.core.helpers import make_agent, run_once
+from totem.compaction import Compactor, estimate
+from totem.events import Notice, TextDelta, ToolEnd
+from totem.messages import ImageBlock, Message, SummaryPart, TextPart, ToolPart
+from totem.providers.base import ModelRequest
+from totem.providers.fake import FunctionProvider, Turn, call, reply
+
+WINDOW = 8_000
+
+
+def test_three_hundred_turns_stay_under_a_small_window(tmp_path: Path) -> None:
+    sizes: list[int] = []
+    summaries = 0
+
+    def model(request: ModelRequest, index: int) -> Turn:
+        nonlocal summaries
+        sizes.append(estimate(request.system, request.messages, request.tools))
+        if request.system.startswith("You write the working summary"):
+            summaries += 1
+            assert request.tools == []
+            return reply(f"Goal: fill the log. State: {summaries} summaries so far.")
+        done = sum(1 for m in request.messages for p in m.parts if isinstance(p, ToolPart))
+        if index >= 300 + summaries:
+            return reply("All 300 steps are done.")
+        return call(("echo", {"text": f"line {index} " + "y" * 90 + "\n", "times": 30}),
+                    text=f"step {index} ({done} results visible)")
+
+    agent = make_agent(tmp_path, FunctionProvider(model), max_steps=400)
+    agent.context_window = WINDOW
+    agent.max_rounds = 500
+    sid, events = run_once(agent, "fill the log")
+    assert events[-1].type == "run_finished" and events[-1].reason == "finished"
+    assert max(sizes) <= WINDOW, f"largest request {max(sizes)} tokens"
+    assert summaries >= 2
+    assert any(isinstance(e, Notice) and "Compacted" in e.text for e in events)
+    stored = agent.store.messages(sid)
+    streamed_outputs = [e.output for e in events if isinstance(e, ToolEnd)]
+    stored_outputs = [p.output for m in stored for p in m.parts if isinstance(p, ToolPart)]
+    assert len(stored_outputs) == 300 and stored_outputs == streamed_outputs
+    assert all(len(o) > 2900 and "elided" not in o for o in stored_outputs)  # whole
+    streamed_text = "".join(e.text for e in events if isinstance(e, TextDelta))
+    stored_text = "".join(m.text() for m in stored if m.role == "assistant")
+    assert stored_text == streamed_text
+    kinds = [p.kind for m in stored for p in m.parts if isinstance(p, SummaryPart)]
+    assert kinds.count("request") == summaries and kinds.count("summary") == summaries
+
+
+def _message(i: int, role: str, *parts: object) -> Message:
+    return Message(id=f"m{i:03}", session_id="s", role=role, parts=list(parts))  # type: ignore[arg-type]
+
+
+def test_old_tool_results_shortened_first_and_images_replaced() -> None:
+    history = [_message(0, "user", TextPart("go"))]
+    for i in range(1, 9):
+        images = [ImageBlock("image/png", "AAAA")] if i == 1 else []
+        tool = ToolPart(call_id=f"c{i}", name="read", input={"path": f"f{i}"},
+                        raw_input="{}", state="completed", output=f"content {i}\n" + "z" * 6000,
+                        images=images)
+        history.append(_message(i, "assistant", tool))
+    compactor = Compactor(window=12_000, reserve=1_000)
+    plan = compactor.plan(history, system="sys", specs=[])
+    assert not plan.needs_summary and plan.shortened > 0
+    assert plan.tokens <= 12_000 - 1_000
+    first = plan.messages[1].parts[0]
+    assert isinstance(first, ToolPart) and first.output.startswith("[read result elided")
+    assert first.images == []
+    last = plan.messages[-1].parts[0]
+    assert isinstance(last, ToolPart) and len(last.output) > 6000
+    original = history[1].parts[0]
+    assert isinstance(original, ToolPart) and len(original.output) > 6000  # not rewritten
+    again = compactor.plan(history, system="sys", specs=[])
+    assert again.messages[1].parts[0] == first  # the shortened prefix stays stable
+
+
+def test_unknown_window_means_no_compaction() -> None:
+    big = _message(1, "assistant", ToolPart(call_id="c", name="read", output="x" * 100_000))
+    plan = Compactor(window=None).plan([_message(0, "user", TextPart("hi")), big],
+                                       system="", specs=[])
+    assert not plan.needs_summary and plan.shortened == 0
