@@ -27,11 +27,10 @@ from totem.events import (
     RunFinished,
     RunStarted,
     StepFinished,
-    ToolEnd,
-    ToolStart,
 )
+from totem.execute import ABORTED_OUTPUT, Stop, ToolRunner
 from totem.messages import Message, NoticePart, SummaryPart, TextPart, ToolPart, Usage, new_id
-from totem.permission import PermissionDenied, PermissionService
+from totem.permission import PermissionService
 from totem.providers.base import (
     ModelRequest,
     Provider,
@@ -49,15 +48,11 @@ from totem.recorder import StepRecorder
 from totem.redact import Redactor
 from totem.state import SessionState
 from totem.store.base import Store
-from totem.tools.base import Tool, ToolContext, ToolError, ToolSettings, parse_arguments, tool_spec
+from totem.tools.base import Tool, ToolSettings, tool_spec
 
 __all__ = ["Agent", "Run", "run_events"]
 
 MAX_CONTINUATIONS = 3
-MAX_DENIALS = 3
-REPEAT_LIMIT = 3
-READ_CONCURRENCY = 8
-ABORTED_OUTPUT = "[Aborted by user]"
 LIMIT_NOTE = (
     "You have reached the limit of steps for this request. Do not call any tool. Answer now: "
     "what you did, what you found, and what remains to be done."
@@ -65,10 +60,6 @@ LIMIT_NOTE = (
 REPEAT_NOTE = (
     "You are repeating the same tool call and getting the same result. Do not call any tool. "
     "Answer now with what you have."
-)
-REPEAT_HINT = (
-    "\n\n[Note: this is the same call with the same result as before. Do not repeat it: use "
-    "the result above, or answer the user now.]"
 )
 
 
@@ -95,15 +86,6 @@ class Agent:
     state: SessionState = field(default_factory=SessionState)
 
 
-class Stop(Exception):
-    """Ends the loop with a reason; the detail is shown to the person."""
-
-    def __init__(self, reason: FinishReason, detail: str = "") -> None:
-        super().__init__(detail)
-        self.reason: FinishReason = reason
-        self.detail = detail
-
-
 class Run:
     def __init__(
         self,
@@ -123,13 +105,12 @@ class Run:
             agent.permission.emit = emit
             if agent.questions is not None:
                 agent.questions.emit = emit
-        self.tools = {t.name: t for t in agent.tools}
+        self.runner = ToolRunner(agent, session_id, emit=emit, abort=abort, save=self._save)
+        self.tools = self.runner.tools
         self.specs = agent.specs or [tool_spec(t) for t in agent.tools]
         self.usage = Usage()
         self.steps = 0
         self.rounds = 0
-        self.denials = 0
-        self.seen_calls: dict[str, int] = {}
         self.current: StepRecorder | None = None
         self.compactor = Compactor(
             window=agent.context_window, reserve=agent.profile.max_output or 4_096
@@ -172,7 +153,7 @@ class Run:
                     continue
                 return "finished", ""
             try:
-                await self._execute(message, calls)
+                await self.runner.execute(message, calls)
             except Stop as stop:
                 if stop.reason == "repeat":
                     return await self._closing("repeat", REPEAT_NOTE)
@@ -293,127 +274,6 @@ class Run:
         self.emit(Notice(f"{error.message} — retrying in {delay:.1f} s (try {attempt + 1}).",
                          "warning"))
 
-    # execute ------------------------------------------------------------------------------
-
-    async def _execute(self, message: Message, calls: list[ToolPart]) -> None:
-        index = 0
-        while index < len(calls):
-            group = [calls[index]]
-            if self._together(calls[index]):
-                while index + len(group) < len(calls) and self._together(
-                    calls[index + len(group)]
-                ):
-                    group.append(calls[index + len(group)])
-            index += len(group)
-            if len(group) == 1:
-                await self._call(message, group[0])
-            else:
-                await self._call_together(message, group)
-            try:
-                for part in group:
-                    self._check_guards(message, part)
-            except Stop:
-                for skipped in calls[index:]:
-                    self._finish_tool(message, skipped, "Not run: the run stopped.", error=True)
-                raise
-
-    async def _call_together(self, message: Message, group: list[ToolPart]) -> None:
-        limit = asyncio.Semaphore(READ_CONCURRENCY)
-
-        async def bounded(part: ToolPart) -> None:
-            async with limit:
-                await self._call(message, part)
-
-        await asyncio.gather(*(bounded(p) for p in group))
-
-    def _together(self, part: ToolPart) -> bool:
-        """Read-only calls, and tools marked `parallel` (sub-agents), run side by side."""
-        tool = self.tools.get(part.name)
-        return tool is not None and (tool.read_only or bool(getattr(tool, "parallel", False)))
-
-    async def _call(self, message: Message, part: ToolPart) -> None:
-        self.abort.check()
-        self.emit(ToolStart(part.call_id, part.name, part.input, part.from_text))
-        tool = self.tools.get(part.name)
-        if tool is None:
-            known = ", ".join(sorted(self.tools))
-            self._finish_tool(message, part, f"Unknown tool '{part.name}'. Tools: {known}.", True)
-            return
-        try:
-            args = parse_arguments(tool, part.input if part.input is not None else part.raw_input)
-        except ToolError as exc:
-            self._finish_tool(message, part, str(exc), error=True)
-            return
-        part.input = args.model_dump()
-        part.state = "running"
-        self._save(message, part)
-        part.meta = {}
-        ctx = self._context(tool, part)
-        try:
-            result = await tool.run(args, ctx)
-        except ToolError as exc:
-            self._finish_tool(message, part, str(exc), error=True)
-        except PermissionDenied as exc:
-            part.title = "denied"
-            self._finish_tool(message, part, exc.message, error=True)
-        except (Aborted, asyncio.CancelledError):
-            self._finish_tool(message, part, ABORTED_OUTPUT, error=True)
-            raise
-        except Exception as exc:  # a bug in a tool must not end the run
-            text = f"The tool failed unexpectedly: {type(exc).__name__}: {exc}"
-            self._finish_tool(message, part, text, error=True)
-        else:
-            part.images = result.images
-            part.title = result.title
-            self._finish_tool(message, part, result.output, error=False)
-
-    def _context(self, tool: Tool, part: ToolPart) -> ToolContext:
-        return ToolContext(
-            root=self.agent.root,
-            session_id=self.session_id,
-            call_id=part.call_id,
-            abort=self.abort,
-            permission=self.agent.permission,
-            settings=self.agent.settings,
-            snapshots=self.agent.store,
-            emit=self.emit,
-            tool_name=tool.name,
-            questions=self.agent.questions,
-            state=self.agent.state,
-            vision=self.agent.profile.vision,
-            meta=part.meta if part.meta is not None else {},
-        )
-
-    def _finish_tool(self, message: Message, part: ToolPart, output: str, error: bool) -> None:
-        output = self.agent.redact(output)
-        if not part.meta:
-            part.meta = None
-        if len(output) > self.agent.settings.output_limit * 2:
-            output = output[: self.agent.settings.output_limit * 2] + "\n[... truncated ...]"
-        part.output = output
-        part.state = "error" if error else "completed"
-        self._save(message, part)
-        shown = output + (" [image]" * len(part.images))
-        self.emit(ToolEnd(part.call_id, part.name, shown, error, part.title))
-
-    def _check_guards(self, message: Message, part: ToolPart) -> None:
-        """L8: three refusals in a row end the run; so does the same call with the same result
-        made a third time in one run (in a row or not: small models also alternate)."""
-        if part.title == "denied":
-            self.denials += 1
-            if self.denials >= MAX_DENIALS:
-                raise Stop("rejected", "Stopped: three actions in a row were rejected or denied.")
-            return
-        self.denials = 0
-        signature = json.dumps([part.name, part.input, part.output], sort_keys=True)
-        count = self.seen_calls.get(signature, 0) + 1
-        self.seen_calls[signature] = count
-        if count >= REPEAT_LIMIT:
-            raise Stop("repeat")
-        if count == REPEAT_LIMIT - 1:
-            part.output += REPEAT_HINT
-            self._save(message, part)
-
     # store helpers ------------------------------------------------------------------------
 
     def _add_message(self, role: str) -> Message:
@@ -452,7 +312,7 @@ class Run:
         last = self.history[-1]
         for part in last.parts:
             if isinstance(part, ToolPart) and part.state in ("pending", "running"):
-                self._finish_tool(last, part, ABORTED_OUTPUT, error=True)
+                self.runner.finish(last, part, ABORTED_OUTPUT, error=True)
         self._note(last, "Aborted by the user.", "warning")
 
     def _provider_failure(self, exc: ProviderError) -> str:

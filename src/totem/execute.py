@@ -1,0 +1,183 @@
+"""Executing a step's tool calls: permission, run, result — and the L8 guards.
+
+Calls run in order, except read-only calls (and tools marked `parallel`, the sub-agents),
+which run side by side. Every failure a model can act on becomes the call's result; an abort
+closes the call with "[Aborted by user]" and ends the run. Three refusals in a row, or the
+same call with the same result a third time, stop the run (`Stop`).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import Callable
+from typing import TYPE_CHECKING
+
+from totem.abort import Aborted, AbortSignal
+from totem.events import Event, FinishReason, ToolEnd, ToolStart
+from totem.messages import Message, ToolPart
+from totem.permission import PermissionDenied
+from totem.tools.base import Tool, ToolContext, ToolError, parse_arguments
+
+if TYPE_CHECKING:
+    from totem.loop import Agent
+
+__all__ = ["ABORTED_OUTPUT", "Stop", "ToolRunner"]
+
+MAX_DENIALS = 3
+REPEAT_LIMIT = 3
+READ_CONCURRENCY = 8
+ABORTED_OUTPUT = "[Aborted by user]"
+REPEAT_HINT = (
+    "\n\n[Note: this is the same call with the same result as before. Do not repeat it: use "
+    "the result above, or answer the user now.]"
+)
+
+
+class Stop(Exception):
+    """Ends the loop with a reason; the detail is shown to the person."""
+
+    def __init__(self, reason: FinishReason, detail: str = "") -> None:
+        super().__init__(detail)
+        self.reason: FinishReason = reason
+        self.detail = detail
+
+
+class ToolRunner:
+    def __init__(
+        self,
+        agent: Agent,
+        session_id: str,
+        *,
+        emit: Callable[[Event], None],
+        abort: AbortSignal,
+        save: Callable[[Message, ToolPart], None],
+    ) -> None:
+        self.agent = agent
+        self.session_id = session_id
+        self.emit = emit
+        self.abort = abort
+        self.save = save
+        self.tools = {t.name: t for t in agent.tools}
+        self.denials = 0
+        self.seen_calls: dict[str, int] = {}
+
+
+    async def execute(self, message: Message, calls: list[ToolPart]) -> None:
+        index = 0
+        while index < len(calls):
+            group = [calls[index]]
+            if self._together(calls[index]):
+                while index + len(group) < len(calls) and self._together(
+                    calls[index + len(group)]
+                ):
+                    group.append(calls[index + len(group)])
+            index += len(group)
+            if len(group) == 1:
+                await self._call(message, group[0])
+            else:
+                await self._call_together(message, group)
+            try:
+                for part in group:
+                    self._check_guards(message, part)
+            except Stop:
+                for skipped in calls[index:]:
+                    self.finish(message, skipped, "Not run: the run stopped.", error=True)
+                raise
+
+    async def _call_together(self, message: Message, group: list[ToolPart]) -> None:
+        limit = asyncio.Semaphore(READ_CONCURRENCY)
+
+        async def bounded(part: ToolPart) -> None:
+            async with limit:
+                await self._call(message, part)
+
+        await asyncio.gather(*(bounded(p) for p in group))
+
+    def _together(self, part: ToolPart) -> bool:
+        """Read-only calls, and tools marked `parallel` (sub-agents), run side by side."""
+        tool = self.tools.get(part.name)
+        return tool is not None and (tool.read_only or bool(getattr(tool, "parallel", False)))
+
+    async def _call(self, message: Message, part: ToolPart) -> None:
+        self.abort.check()
+        self.emit(ToolStart(part.call_id, part.name, part.input, part.from_text))
+        tool = self.tools.get(part.name)
+        if tool is None:
+            known = ", ".join(sorted(self.tools))
+            self.finish(message, part, f"Unknown tool '{part.name}'. Tools: {known}.", True)
+            return
+        try:
+            args = parse_arguments(tool, part.input if part.input is not None else part.raw_input)
+        except ToolError as exc:
+            self.finish(message, part, str(exc), error=True)
+            return
+        part.input = args.model_dump()
+        part.state = "running"
+        self.save(message, part)
+        part.meta = {}
+        ctx = self._context(tool, part)
+        try:
+            result = await tool.run(args, ctx)
+        except ToolError as exc:
+            self.finish(message, part, str(exc), error=True)
+        except PermissionDenied as exc:
+            part.title = "denied"
+            self.finish(message, part, exc.message, error=True)
+        except (Aborted, asyncio.CancelledError):
+            self.finish(message, part, ABORTED_OUTPUT, error=True)
+            raise
+        except Exception as exc:  # a bug in a tool must not end the run
+            text = f"The tool failed unexpectedly: {type(exc).__name__}: {exc}"
+            self.finish(message, part, text, error=True)
+        else:
+            part.images = result.images
+            part.title = result.title
+            self.finish(message, part, result.output, error=False)
+
+    def _context(self, tool: Tool, part: ToolPart) -> ToolContext:
+        return ToolContext(
+            root=self.agent.root,
+            session_id=self.session_id,
+            call_id=part.call_id,
+            abort=self.abort,
+            permission=self.agent.permission,
+            settings=self.agent.settings,
+            snapshots=self.agent.store,
+            emit=self.emit,
+            tool_name=tool.name,
+            questions=self.agent.questions,
+            state=self.agent.state,
+            vision=self.agent.profile.vision,
+            meta=part.meta if part.meta is not None else {},
+        )
+
+    def finish(self, message: Message, part: ToolPart, output: str, error: bool) -> None:
+        output = self.agent.redact(output)
+        if not part.meta:
+            part.meta = None
+        if len(output) > self.agent.settings.output_limit * 2:
+            output = output[: self.agent.settings.output_limit * 2] + "\n[... truncated ...]"
+        part.output = output
+        part.state = "error" if error else "completed"
+        self.save(message, part)
+        shown = output + (" [image]" * len(part.images))
+        self.emit(ToolEnd(part.call_id, part.name, shown, error, part.title))
+
+    def _check_guards(self, message: Message, part: ToolPart) -> None:
+        """L8: three refusals in a row end the run; so does the same call with the same result
+        made a third time in one run (in a row or not: small models also alternate)."""
+        if part.title == "denied":
+            self.denials += 1
+            if self.denials >= MAX_DENIALS:
+                raise Stop("rejected", "Stopped: three actions in a row were rejected or denied.")
+            return
+        self.denials = 0
+        signature = json.dumps([part.name, part.input, part.output], sort_keys=True)
+        count = self.seen_calls.get(signature, 0) + 1
+        self.seen_calls[signature] = count
+        if count >= REPEAT_LIMIT:
+            raise Stop("repeat")
+        if count == REPEAT_LIMIT - 1:
+            part.output += REPEAT_HINT
+            self.save(message, part)
