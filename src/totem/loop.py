@@ -53,6 +53,7 @@ from totem.tools.base import Tool, ToolSettings, tool_spec
 __all__ = ["Agent", "Run", "run_events"]
 
 MAX_CONTINUATIONS = 3
+DEFAULT_SUMMARY_BUDGET = 32_000  # tokens of transcript for a summary when the window is unknown
 LIMIT_NOTE = (
     "You have reached the limit of steps for this request. Do not call any tool. Answer now: "
     "what you did, what you found, and what remains to be done."
@@ -190,7 +191,7 @@ class Run:
 
     async def _summarize(self, plan: Plan) -> None:
         instruction = summary_instruction()
-        budget = self.compactor.budget or 0
+        budget = self.compactor.budget or DEFAULT_SUMMARY_BUDGET
         found = summary_request_text(plan, instruction=instruction, budget=budget)
         if found is None:
             return
@@ -217,6 +218,16 @@ class Run:
         self.agent.store.finish_message(record)
         self.compactor.shortened_until = 0
         self.emit(Notice("Compacted: older turns are now a summary (the stored history is kept)."))
+
+    async def compact_now(self) -> bool:
+        """`/compact`: summarize everything before the latest turn now."""
+        plan = self.compactor.plan(self.history, system=self.agent.system, specs=self.specs)
+        users = [i for i, m in enumerate(plan.messages) if m.role == "user" and i > 0]
+        if not users:
+            self.emit(Notice("Nothing to compact yet."))
+            return False
+        await self._summarize(Plan(plan.messages, plan.tokens, cut=users[-1], needs_summary=True))
+        return True
 
     async def _query(self, specs: list[ToolSpec]) -> tuple[Message, list[ToolPart]]:
         self.abort.check()

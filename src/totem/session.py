@@ -237,6 +237,15 @@ class SessionService:
         model_text = expansion.model_text if expansion is not None else None
         return run_events(agent, session.id, text, abort=abort, model_text=model_text)
 
+    async def compact(self, session: SessionInfo, *, abort: AbortSignal) -> list[Event]:
+        """Summarize the session's older turns now (the chat's /compact)."""
+        from totem.loop import Run
+
+        events: list[Event] = []
+        agent = self.agent(self.model_label(session, None))
+        await Run(agent, session.id, emit=events.append, abort=abort).compact_now()
+        return events
+
     def _as_agent(self, agent: Agent, definition: AgentDef) -> Agent:
         """The conversation run as a custom agent: its prompt, tools and step limit."""
         allowed = definition.tools

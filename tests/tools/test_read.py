@@ -90,6 +90,7 @@ def test_binary_file_is_refused(project: Path, ctx: ToolContext, call: Call) -> 
 
 
 def test_image_comes_back_as_an_image_block(project: Path, ctx: ToolContext, call: Call) -> None:
+    ctx.vision = True
     (project / "dot.png").write_bytes(PNG)
     result = call(Read(), ctx, path="dot.png")
     assert result.output == "[image]"
@@ -156,3 +157,12 @@ def test_a_unique_case_variant_is_read_and_said(
     result = call(Read(), ctx, path="readme.md")
     assert result.output.startswith("[readme.md does not exist; showing README.md]")
     assert "# Name" in result.output
+
+
+def test_image_for_a_model_without_vision_is_a_clear_text(
+    project: Path, ctx: ToolContext, call: Call
+) -> None:
+    (project / "pic.png").write_bytes(PNG)
+    ctx.vision = None
+    result = call(Read(), ctx, path="pic.png")
+    assert result.images == [] and "does not take images" in result.output

@@ -24,7 +24,10 @@ from totem.messages import Usage
 
 __all__ = ["chat_command"]
 
-HELP = "/new starts a new session · /exit leaves · Ctrl-C stops the current answer"
+HELP = (
+    "/new starts a new session · /compact summarizes older turns · /exit leaves · "
+    "Ctrl-C stops the current answer"
+)
 
 
 def _token_line(usage: Usage, steps: int, model: str) -> str:
@@ -70,6 +73,15 @@ async def _chat(args: argparse.Namespace) -> int:
             if text == "/help":
                 print(HELP)
                 continue
+            if text == "/compact":
+                abort = AbortSignal()
+                current.append(abort)
+                try:
+                    for event in await service.compact(session, abort=abort):
+                        renderer.show(event)
+                finally:
+                    current.clear()
+                continue
             if text == "/new":
                 session = service.open(model=label)
                 print(f"new session {session.id}")
@@ -91,11 +103,30 @@ async def _chat(args: argparse.Namespace) -> int:
         await service.aclose()
 
 
-def chat_command(args: argparse.Namespace) -> int:
+def _complete_commands(root: Path) -> None:
+    """Tab completes the project's /commands (and the chat's own)."""
     try:
-        import readline  # noqa: F401  (line editing and history for input())
+        import readline
     except ImportError:
-        pass
+        return
+    from totem.commands import complete, load_commands
+
+    commands = load_commands(root)
+    builtin = ["/compact", "/exit", "/help", "/new"]
+
+    def completer(text: str, state: int) -> str | None:
+        if not text.startswith("/"):
+            return None
+        found = sorted({*complete(text, commands), *(b for b in builtin if b.startswith(text))})
+        return found[state] if state < len(found) else None
+
+    readline.set_completer_delims(" \t\n")
+    readline.set_completer(completer)
+    readline.parse_and_bind("tab: complete")
+
+
+def chat_command(args: argparse.Namespace) -> int:
+    _complete_commands(Path.cwd())
     try:
         return asyncio.run(_chat(args))
     except ConfigError as exc:

@@ -82,6 +82,13 @@ class Read:
             path, title = other, ctx.relative(other)
         media_type = IMAGE_TYPES.get(path.suffix.lower())
         if media_type is not None:
+            if not ctx.vision:
+                size = path.stat().st_size
+                return ToolResult(
+                    f"{title} is an image ({media_type}, {size} bytes). The current model does "
+                    "not take images (or is not known to), so it cannot be shown.",
+                    title=title,
+                )
             return _image(path, media_type, title)
         output = await asyncio.to_thread(_numbered, path, args, ctx)
         instructions = _instructions(path, ctx)
