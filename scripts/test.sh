@@ -1,14 +1,22 @@
 #!/usr/bin/env bash
 # Sets up everything the tests need and runs them all:
 #   a virtual environment (.venv) with totem and its test tools,
-#   the real servers the tests talk to (npm: aimock, the apply_patch reference binary),
-#   the CPU model and llama-server when asked (--with-cpu-model) or already cached,
-# then pytest, ruff and mypy. Extra arguments go to pytest.
+#   the real servers the tests talk to (npm: aimock, MCP servers, the apply_patch reference),
+#   the CPU model and llama-server (--with-cpu-model) and the LiteLLM proxy (--with-litellm)
+#   when asked; their suites also run whenever they are already cached,
+# then ruff, mypy and pytest. Other arguments go to pytest.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 PY="${PYTHON:-python3}"
 with_model=0
-if [ "${1:-}" = "--with-cpu-model" ]; then with_model=1; shift; fi
+with_litellm=0
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --with-cpu-model) with_model=1; shift ;;
+    --with-litellm) with_litellm=1; shift ;;
+    *) break ;;
+  esac
+done
 
 [ -x .venv/bin/python ] || "$PY" -m venv .venv
 .venv/bin/python -m pip install -q --disable-pip-version-check -e '.[test]' \
@@ -18,6 +26,10 @@ if [ "${1:-}" = "--with-cpu-model" ]; then with_model=1; shift; fi
 if [ "$with_model" = 1 ]; then
   PYTHON=.venv/bin/python bash scripts/cpu-model.sh >/dev/null
   export TOTEM_REQUIRE_CPU_MODEL=1
+fi
+if [ "$with_litellm" = 1 ]; then
+  bash scripts/litellm.sh >/dev/null
+  export TOTEM_REQUIRE_LITELLM=1
 fi
 export TOTEM_REQUIRE_SERVERS=1
 

@@ -60,6 +60,11 @@ class Secret:
             return value
 
         value = _ENV_REF.sub(sub, self._raw)
+        if "${key:" in value:  # a key typed into `totem providers add`, kept in keys.json
+            from totem.keys import resolve_refs
+
+            value, absent = resolve_refs(value)
+            missing += absent
         return None if missing else value
 
     def env_vars(self) -> list[str]:

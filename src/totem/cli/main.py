@@ -40,6 +40,10 @@ def _parser() -> object:
     from totem.cli.agents import add_parser as add_agents_parser
 
     add_agents_parser(sub)
+    from totem.cli import models, providers
+
+    providers.add_parsers(sub)
+    models.add_parsers(sub)
     return parser
 
 
@@ -55,6 +59,9 @@ def main(argv: list[str] | None = None) -> int:
     parser = _parser()
     assert isinstance(parser, argparse.ArgumentParser)
     args = parser.parse_args(args_list)
+    if args.command in ("providers", "models"):
+        code: int = args.handler(args)
+        return code
     if args.command == "run":
         from totem.cli.run import run_command
 

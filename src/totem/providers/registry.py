@@ -16,6 +16,7 @@ _ADAPTERS = {
     "gemini": "gemini",
     "ollama": "ollama",
     "bedrock": "bedrock",
+    "litellm": "litellm",
 }
 
 
@@ -49,10 +50,12 @@ def make_provider(cfg: ProviderConfig) -> Provider:
         key = cfg.key.reveal()
         if key is None:
             names = ", ".join(cfg.key.env_vars())
-            raise ConfigError(
-                f"provider '{cfg.name}': its key comes from the environment variable {names}, "
-                "which is not set."
+            where = (
+                f"the environment variable {names}, which is not set"
+                if names
+                else "the key store, which does not hold it (totem providers add)"
             )
+            raise ConfigError(f"provider '{cfg.name}': its key comes from {where}.")
     if cfg.kind in OPENAI_KINDS:
         if not cfg.base_url:
             raise ConfigError(f"provider '{cfg.name}': kind {cfg.kind} needs a base_url")
