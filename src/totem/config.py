@@ -12,6 +12,7 @@
     permission:                          # a list of rules, or a mapping permission -> action
       - {permission: bash, pattern: "git status*", action: allow}
       edit: {"*": ask, "docs/**": allow}  # (mapping form)
+    detect: {ports: {ollama: 11434, llamacpp: 8080}}   # where to look when none is set up
     tools:
       bash: {timeout: 120, forbidden: ["rm -rf /*", "git push *"]}
       websearch: {url: "http://127.0.0.1:8888"}   # a SearXNG instance; no url, no tool
@@ -93,6 +94,7 @@ class Config:
     rules: list[Rule] = field(default_factory=list)
     max_steps: int = 50
     tools: ToolSettings = field(default_factory=ToolSettings)
+    detect_ports: dict[str, int] | None = None  # where to look for local servers (P8)
     sources: list[Path] = field(default_factory=list)
 
 
@@ -173,6 +175,14 @@ def _tool_settings(spec: dict[str, Any]) -> ToolSettings:
     return settings
 
 
+def _ports(spec: Any) -> dict[str, int] | None:
+    if not spec:
+        return None
+    if not isinstance(spec, dict):
+        raise ConfigError("detect.ports: expected a mapping such as {llamacpp: 8080}")
+    return {str(name): int(port) for name, port in spec.items()}
+
+
 def config_files(project: Path) -> list[Path]:
     files = [config_dir() / "config.yaml", project / ".totem" / "config.yaml"]
     if os.environ.get("TOTEM_CONFIG"):
@@ -194,5 +204,6 @@ def load_config(project: Path) -> Config:
         rules=_rules(merged.get("permission", [])),
         max_steps=int(merged.get("maxsteps", 50)),
         tools=_tool_settings(merged.get("tools") or {}),
+        detect_ports=_ports((merged.get("detect") or {}).get("ports")),
         sources=sources,
     )

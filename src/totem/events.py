@@ -137,6 +137,7 @@ class StepFinished:
     step: int
     finish: str
     usage: Usage = field(default_factory=Usage)
+    cost: float | None = None  # USD, when the model's price is known
     type: Literal["step_finished"] = "step_finished"
 
 
@@ -153,6 +154,7 @@ class RunFinished:
     detail: str = ""
     steps: int = 0
     usage: Usage = field(default_factory=Usage)
+    cost: float | None = None  # USD for the run, when the model's price is known
     type: Literal["run_finished"] = "run_finished"
 
 

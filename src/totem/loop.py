@@ -40,6 +40,7 @@ from totem.providers.base import (
     ToolSpec,
     UsageReport,
 )
+from totem.providers.catalogue import Price, cost
 from totem.providers.profiles import ModelProfile
 from totem.providers.retry import stream_with_retry
 from totem.providers.textcalls import parse_text_tool_calls
@@ -84,6 +85,7 @@ class Agent:
     specs: list[ToolSpec] | None = None  # the tools' definitions, when already computed
     questions: QuestionService | None = None
     context_window: int | None = None  # tokens; None: unknown, no compaction
+    price: Price | None = None  # per million tokens; None: unknown, no cost shown
     state: SessionState = field(default_factory=SessionState)
 
 
@@ -117,6 +119,7 @@ class Run:
             window=agent.context_window, reserve=agent.profile.max_output or 4_096
         )
         self.shortened_shown = 0
+        self.cost: float | None = None
 
     # the run ------------------------------------------------------------------------------
 
@@ -136,7 +139,7 @@ class Run:
             self._interrupt()
         except ProviderError as exc:
             reason, detail = "error", self._provider_failure(exc)
-        finished = RunFinished(reason, detail, self.steps, self.usage)
+        finished = RunFinished(reason, detail, self.steps, self.usage, self.cost)
         self.emit(finished)
         return finished
 
@@ -258,7 +261,10 @@ class Run:
         if not calls and specs:
             calls = self._calls_from_text(message, recorder)
         self.usage.add(message.usage)
-        self.emit(StepFinished(self.steps, message.finish or "stop", message.usage))
+        step_cost = cost(message.usage, self.agent.price)
+        if step_cost is not None:
+            self.cost = (self.cost or 0.0) + step_cost
+        self.emit(StepFinished(self.steps, message.finish or "stop", message.usage, step_cost))
         return message, calls
 
     def _calls_from_text(self, message: Message, recorder: StepRecorder) -> list[ToolPart]:

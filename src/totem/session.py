@@ -31,6 +31,7 @@ from totem.tools.base import Tool
 
 if TYPE_CHECKING:
     from totem.agents.definitions import AgentDef
+    from totem.providers.catalogue import ModelInfo
 
 __all__ = ["SessionService", "default_store"]
 
@@ -70,10 +71,33 @@ class SessionService:
         self._specs: list[ToolSpec] | None = None
         self._current: Agent | None = None
         self.problems: list[str] = []  # agent files and the like that could not be read
+        self.notices: list[str] = []  # said once, at the start of the next run
+        self._warned: set[str] = set()
+        self._said: set[str] = set()
         self._redact = Redactor.from_environment()
         for pconf in self.config.providers.values():
             if pconf.key is not None:
                 self._redact.add(pconf.key.reveal())
+
+    async def prepare(self) -> None:
+        """With no provider configured, use a model server found on this computer (P8)."""
+        if self.config.providers or self._provider is not None:
+            return
+        from totem.config import ProviderConfig
+        from totem.providers.detect import detect
+
+        for found in await detect(ports=self.config.detect_ports):
+            if found.needs_key or not found.models:
+                continue
+            self.config.providers[found.name] = ProviderConfig(
+                name=found.name, kind=found.kind, base_url=found.base_url
+            )
+            self.config.model = self.config.model or f"{found.name}/{found.models[0]}"
+            self.notices.append(
+                f"No provider is configured: using {found.name} at {found.base_url} "
+                f"({self.config.model}), found running on this computer."
+            )
+            return
 
     # sessions -------------------------------------------------------------------------------
 
@@ -120,6 +144,7 @@ class SessionService:
         if self._system is None:
             self._system = build_system_prompt(self.root)
         profile = profile_for(model)
+        info = self._model_info(label, model)
         agent = Agent(
             provider=provider,
             model=model,
@@ -135,11 +160,18 @@ class SessionService:
             redact=self._redact,
             specs=self._specs,
             questions=self.questions,
-            context_window=self._window(label, model) or profile.context_window,
+            context_window=self._window(label, model) or info.context_window
+            or profile.context_window,
             state=self.state,
+            price=info.price,
         )
         self._current = agent
         return agent
+
+    def _model_info(self, label: str, model: str) -> ModelInfo:
+        from totem.providers.catalogue import model_info
+
+        return model_info(self.config.providers.get(label.partition("/")[0]), model)
 
     def _window(self, label: str, model: str) -> int | None:
         pconf = self.config.providers.get(label.partition("/")[0])
@@ -235,7 +267,45 @@ class SessionService:
             self.store.set_title(session.id, session.title)
         expansion = expand(text, load_commands(self.root)) if text.startswith("/") else None
         model_text = expansion.model_text if expansion is not None else None
-        return run_events(agent, session.id, text, abort=abort, model_text=model_text)
+        self._warn_about_tools(agent)
+        events = run_events(agent, session.id, text, abort=abort, model_text=model_text)
+        return self._with_notices(events)
+
+    def _warn_about_tools(self, agent: Agent) -> None:
+        from totem.providers.catalogue import tools_warning
+
+        warning = tools_warning(self._model_info(agent.label, agent.model))
+        if warning and warning not in self._warned:
+            self._warned.add(warning)
+            self.notices.append(warning)
+
+    async def _with_notices(self, events: AsyncIterator[Event]) -> AsyncIterator[Event]:
+        """The run's events, after what the session has to say first (a model found, a
+        warning about the model, agent files that could not be read)."""
+        from totem.events import Notice
+
+        pending = [*self.notices, *(p for p in self.problems if p not in self._said)]
+        self._said.update(pending)
+        self.notices.clear()
+        first = True
+        async for event in events:
+            yield event
+            if first:  # right after RunStarted
+                first = False
+                for text in pending:
+                    yield Notice(text, "warning")
+
+    def session_cost(self, session: SessionInfo) -> float | None:
+        """USD spent in the session so far, at the current model's prices (P12)."""
+        from totem.providers.catalogue import cost
+
+        agent = self._current
+        if agent is None or agent.price is None:
+            return None
+        total = 0.0
+        for message in self.store.messages(session.id):
+            total += cost(message.usage, agent.price) or 0.0
+        return total
 
     async def compact(self, session: SessionInfo, *, abort: AbortSignal) -> list[Event]:
         """Summarize the session's older turns now (the chat's /compact)."""

@@ -102,3 +102,31 @@ def test_real_model_calls_a_tool_and_the_run_ends_visibly(llama_url: str, tmp_pa
     assert end["type"] == "run_finished"
     assert end["reason"] in ("finished", "repeat", "step_limit"), end
     assert done.returncode in (0, 3)
+
+
+def test_detection_finds_llama_server_and_totem_uses_it(llama_url: str, tmp_path: Path) -> None:
+    import asyncio
+
+    from totem.providers.detect import detect
+
+    port = int(llama_url.rsplit(":", 1)[1].split("/")[0])
+    found = asyncio.run(detect(ports={"llamacpp": port}))
+    assert [f.name for f in found] == ["llamacpp"]
+    assert found[0].base_url == llama_url and not found[0].needs_key
+    # with no provider configured, `totem run` uses what it finds, and says which
+    root = tmp_path / "project"
+    root.mkdir()
+    config = tmp_path / "totem.yaml"
+    config.write_text(f"detect: {{ports: {{llamacpp: {port}}}}}\n")
+    env = dict(os.environ, TOTEM_CONFIG=str(config), XDG_DATA_HOME=str(tmp_path / "data"),
+               XDG_CONFIG_HOME=str(tmp_path / "cfg"))
+    done = subprocess.run(
+        [sys.executable, "-m", "totem", "run", "--format", "json", "--max-steps", "1",
+         "Reply with the single word: hello"],
+        cwd=root, env=env, capture_output=True, text=True, timeout=600,
+        stdin=subprocess.DEVNULL,
+    )
+    events = [json.loads(x) for x in done.stdout.splitlines() if x.strip()]
+    notices = [e["text"] for e in events if e["type"] == "notice"]
+    assert any("No provider is configured: using llamacpp" in n for n in notices), notices
+    assert events[-1]["type"] == "run_finished" and done.returncode in (0, 3)

@@ -30,9 +30,12 @@ HELP = (
 )
 
 
-def _token_line(usage: Usage, steps: int, model: str) -> str:
+def _token_line(
+    usage: Usage, steps: int, model: str, cost: float | None, total: float | None
+) -> str:
     cached = f" ({usage.cache_read:,} cached)" if usage.cache_read else ""
-    return f"── {usage.input:,} in{cached} · {usage.output:,} out · {steps} steps · {model}"
+    money = f" · ${cost:.4f} (session ${total:.4f})" if cost is not None and total else ""
+    return f"── {usage.input:,} in{cached} · {usage.output:,} out{money} · {steps} steps · {model}"
 
 
 async def _chat(args: argparse.Namespace) -> int:
@@ -40,6 +43,7 @@ async def _chat(args: argparse.Namespace) -> int:
     from totem.session import SessionService
 
     service = SessionService(Path.cwd(), mode="interactive")
+    await service.prepare()
     session = service.open(
         session_id=args.session, continue_last=args.continue_last, model=args.model
     )
@@ -95,7 +99,9 @@ async def _chat(args: argparse.Namespace) -> int:
                         event, service=service, reader=reader, abort=abort
                     )
                     if isinstance(event, RunFinished):
-                        print(_token_line(event.usage, event.steps, label), flush=True)
+                        total = service.session_cost(session)
+                        line = _token_line(event.usage, event.steps, label, event.cost, total)
+                        print(line, flush=True)
             finally:
                 current.clear()
     finally:

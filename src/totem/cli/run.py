@@ -41,6 +41,7 @@ async def _run(args: argparse.Namespace) -> int:
     mode: Mode = "yes" if args.yes else ("interactive" if interactive else "headless")
     service = SessionService(Path.cwd(), mode=mode)
     service.questions.interactive = interactive
+    await service.prepare()
     model = args.run_model or args.model
     session = service.open(
         session_id=args.run_session or args.session,
