@@ -5,6 +5,8 @@ from __future__ import annotations
 import asyncio
 from pathlib import Path
 
+import pytest
+
 from tests.core.helpers import EchoTool, make_agent, run_once
 from totem.abort import AbortSignal
 from totem.events import (
@@ -239,3 +241,26 @@ def test_null_arguments_fall_back_to_defaults(tmp_path: Path) -> None:
     _, events = run_once(make_agent(tmp_path, provider), "echo")
     end = next(e for e in events if isinstance(e, ToolEnd))
     assert end.output == "x" and not end.is_error
+
+
+def test_cost_per_step_adds_up_to_the_run(tmp_path: Path) -> None:
+    from totem.events import StepFinished
+    from totem.messages import Usage
+    from totem.providers.base import StreamEnd, UsageReport
+    from totem.providers.catalogue import Price
+
+    def turn(text: str, usage: Usage) -> list[object]:
+        return [TextChunk(text), UsageReport(usage), StreamEnd("stop")]
+
+    first = call(("echo", {"text": "a"}))
+    first[-2] = UsageReport(Usage(input=1_000_000, output=0, cache_read=500_000))
+    second = turn("done", Usage(input=2_000, output=1_000))
+    provider = ScriptedProvider([first, second])  # type: ignore[list-item]
+    agent = make_agent(tmp_path, provider)
+    agent.price = Price(input=3.0, output=15.0, cache_read=0.3, cache_write=3.75)
+    _, events = run_once(agent, "go")
+    steps = [e.cost for e in events if isinstance(e, StepFinished)]
+    assert steps[0] == pytest.approx(1.5 + 0.15)  # 500k fresh at $3/M + 500k cached at $0.30/M
+    assert steps[1] == pytest.approx(0.006 + 0.015)
+    end = finished(events)
+    assert end.cost is not None and abs(end.cost - sum(c for c in steps if c)) < 1e-12
