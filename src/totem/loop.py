@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -86,6 +86,7 @@ class Agent:
     questions: QuestionService | None = None
     context_window: int | None = None  # tokens; None: unknown, no compaction
     price: Price | None = None  # per million tokens; None: unknown, no cost shown
+    prepare: Callable[[], Awaitable[list[Tool]]] | None = None  # tools that start with a run
     state: SessionState = field(default_factory=SessionState)
 
 
@@ -103,6 +104,7 @@ class Run:
         self.session_id = session_id
         self.emit = emit
         self.abort = abort
+        self.nested = nested
         self.history = agent.store.messages(session_id)
         if not nested:  # a sub-agent's questions go to the session's own stream, unwrapped
             agent.permission.emit = emit
@@ -128,6 +130,7 @@ class Run:
         self._append_part(user, TextPart(text, model_text=model_text))
         self.emit(RunStarted(self.session_id, user.id, self.agent.label))
         try:
+            await self._prepare()
             reason, detail = await self._loop()
         except (Aborted, asyncio.CancelledError):
             if not self.abort.aborted:
@@ -142,6 +145,15 @@ class Run:
         finished = RunFinished(reason, detail, self.steps, self.usage, self.cost)
         self.emit(finished)
         return finished
+
+    async def _prepare(self) -> None:
+        """Add the tools that come into being with the run (MCP); a sub-agent gets none."""
+        if self.agent.prepare is None or self.nested:
+            return
+        for tool in await self.agent.prepare():
+            if tool.name not in self.tools:
+                self.tools[tool.name] = tool
+                self.specs = [*self.specs, tool_spec(tool)]
 
     async def _loop(self) -> tuple[FinishReason, str]:
         continuations = 0

@@ -8,6 +8,7 @@ are all clients of this one service.
 from __future__ import annotations
 
 import dataclasses
+import functools
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -16,6 +17,7 @@ from totem.abort import AbortSignal
 from totem.config import Config, ConfigError, load_config
 from totem.events import Event
 from totem.loop import Agent, run_events
+from totem.mcp import configured as mcp_configured
 from totem.paths import data_dir
 from totem.permission import Mode, PermissionService, Reply
 from totem.prompt.builder import build_agent_prompt, build_system_prompt
@@ -31,6 +33,8 @@ from totem.tools.base import Tool
 
 if TYPE_CHECKING:
     from totem.agents.definitions import AgentDef
+    from totem.mcp.config import McpConfig
+    from totem.mcp.manager import McpManager
     from totem.providers.catalogue import ModelInfo
 
 __all__ = ["SessionService", "default_store"]
@@ -74,6 +78,12 @@ class SessionService:
         self.notices: list[str] = []  # said once, at the start of the next run
         self._warned: set[str] = set()
         self._said: set[str] = set()
+        self.mcp_config: McpConfig | None = None
+        if mcp_configured(self.root):
+            from totem.mcp.config import load_mcp_config
+
+            self.mcp_config = load_mcp_config(self.root)
+        self.mcp: McpManager | None = None
         self._redact = Redactor.from_environment()
         for pconf in self.config.providers.values():
             if pconf.key is not None:
@@ -165,8 +175,28 @@ class SessionService:
             state=self.state,
             price=info.price,
         )
+        if self.mcp_config is not None:
+            agent.prepare = functools.partial(self.mcp_tools, agent)
         self._current = agent
         return agent
+
+    async def mcp_tools(self, agent: Agent) -> list[Tool]:
+        """The MCP servers' tools; the servers start (each asking first) on the first run."""
+        assert self.mcp_config is not None
+        if self.mcp is None:
+            from totem.mcp.manager import McpManager
+            from totem.mcp.sampling import ProviderSampler
+
+            self.mcp = McpManager(
+                self.root,
+                self.mcp_config,
+                permission=self.permission,
+                questions=self.questions,
+                sampler=ProviderSampler(agent.provider, agent.model, label=agent.label),
+                context_window=agent.context_window,
+            )
+            await self.mcp.start()
+        return self.mcp.tools
 
     def _model_info(self, label: str, model: str) -> ModelInfo:
         from totem.providers.catalogue import model_info
@@ -338,6 +368,9 @@ class SessionService:
         return self.questions.reply(request_id, answer)
 
     async def aclose(self) -> None:
+        if self.mcp is not None:
+            await self.mcp.aclose()
+            self.mcp = None
         await self.state.aclose()
         for provider in self._providers.values():
             await provider.aclose()

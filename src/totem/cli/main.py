@@ -44,6 +44,9 @@ def _parser() -> object:
 
     providers.add_parsers(sub)
     models.add_parsers(sub)
+    from totem.cli.mcp import add_parser as add_mcp_parser
+
+    add_mcp_parser(sub)
     return parser
 
 
@@ -66,6 +69,10 @@ def main(argv: list[str] | None = None) -> int:
         from totem.cli.run import run_command
 
         return run_command(args)
+    if args.command == "mcp":
+        from totem.cli.mcp import mcp_command
+
+        return mcp_command(args)
     if args.command == "agents":
         from totem.cli.agents import agents_command
 

@@ -160,14 +160,23 @@ class Tool(Protocol):
 
 
 def _clean_schema(node: Any) -> Any:
+    """Drop pydantic's `title` keys (tokens the model does not need), not properties so named."""
     if isinstance(node, dict):
-        return {k: _clean_schema(v) for k, v in node.items() if k != "title"}
+        return {
+            k: ({p: _clean_schema(v2) for p, v2 in v.items()} if k == "properties" and
+                isinstance(v, dict) else _clean_schema(v))
+            for k, v in node.items() if not (k == "title" and isinstance(v, str))
+        }
     if isinstance(node, list):
         return [_clean_schema(v) for v in node]
     return node
 
 
 def tool_spec(tool: Tool) -> ToolSpec:
+    own = getattr(tool, "spec", None)
+    if callable(own):  # an MCP tool: its server's own JSON schema
+        spec: ToolSpec = own()
+        return spec
     schema = _clean_schema(tool.Input.model_json_schema())
     return ToolSpec(name=tool.name, description=tool.description, parameters=schema)
 

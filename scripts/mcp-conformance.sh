@@ -1,0 +1,59 @@
+#!/usr/bin/env bash
+# Runs the official MCP conformance suite's client scenarios against totem's MCP client
+# (python -m totem.mcp.conformance_client, which goes through McpManager and McpTool).
+#   bash scripts/mcp-conformance.sh                  install if needed, run the scenarios
+#   bash scripts/mcp-conformance.sh SCENARIO...      run only these
+#   bash scripts/mcp-conformance.sh --install        install only
+#   bash scripts/mcp-conformance.sh --installed      exit 0 when installed, 1 otherwise
+# The suite needs Node 22, which comes from npm as the package node@22; both are cached
+# under ${XDG_CACHE_HOME:-~/.cache}/totem-dev/mcp-conformance (a second run installs nothing).
+# The auth/* scenarios are left out: totem's MCP client sends configured headers and does
+# not run OAuth flows.
+set -euo pipefail
+here="$(cd "$(dirname "$0")/.." && pwd)"
+CACHE="${XDG_CACHE_HOME:-$HOME/.cache}/totem-dev/mcp-conformance"
+NODE_VERSION=22.23.3
+SUITE_VERSION=0.1.16
+STAMP="node-$NODE_VERSION suite-$SUITE_VERSION"
+SCENARIOS=(initialize tools_call elicitation-sep1034-client-defaults sse-retry)
+PY="${PYTHON:-$here/.venv/bin/python}"
+[ -x "$PY" ] || PY=python3
+
+installed() { [ "$(cat "$CACHE/.installed" 2>/dev/null)" = "$STAMP" ]; }
+
+install() {
+  installed && return 0
+  mkdir -p "$CACHE"
+  cat >"$CACHE/package.json" <<JSON
+{"name": "totem-mcp-conformance", "private": true,
+ "dependencies": {"node": "$NODE_VERSION", "@modelcontextprotocol/conformance": "$SUITE_VERSION"}}
+JSON
+  (cd "$CACHE" && npm install --no-audit --no-fund --loglevel=error >/dev/null)
+  "$CACHE/node_modules/.bin/node" --version | grep -q '^v22\.' \
+    || { echo "mcp-conformance: node 22 did not install" >&2; exit 1; }
+  echo "$STAMP" >"$CACHE/.installed"
+}
+
+case "${1:-}" in
+  --installed) installed; exit $? ;;
+  --install) install; exit 0 ;;
+esac
+[ $# -gt 0 ] && SCENARIOS=("$@")
+install
+export PATH="$CACHE/node_modules/.bin:$PATH"
+out=$(mktemp -d "${TMPDIR:-/tmp}/totem-conformance.XXXXXX")
+trap 'rm -rf "$out"' EXIT
+passed=0; failed=0; failures=()
+for scenario in "${SCENARIOS[@]}"; do
+  log="$out/$(echo "$scenario" | tr '/' '_').log"
+  if (cd "$out" && conformance client --command "$PY -m totem.mcp.conformance_client" \
+        --scenario "$scenario" --timeout 30000 -o "$out/results") >"$log" 2>&1 \
+      && grep -q 'OVERALL: PASSED' "$log"; then
+    passed=$((passed + 1)); echo "PASS $scenario"
+  else
+    failed=$((failed + 1)); failures+=("$scenario"); echo "FAIL $scenario"
+    sed 's/\x1b\[[0-9;]*m//g' "$log" | grep -v ' INFO ' | tail -25 | sed 's/^/    /'
+  fi
+done
+echo "mcp-conformance: $passed passed, $failed failed"
+[ "$failed" -eq 0 ]

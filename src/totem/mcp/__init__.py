@@ -1,0 +1,64 @@
+"""The MCP client: servers from `.totem/mcp.json` and the config, offered as `server__tool`.
+
+    config.py        the servers as configuration (no SDK import)
+    manager.py       McpManager: ask, start, offer tools, stop (no SDK import until started)
+    connection.py    one server, owned by a task of its own (imports the SDK)
+    tool.py          McpTool (the Tool shape), result mapping, mcp_tool_schema
+    elicitation.py   a server's elicitation as questions for the person
+    sampling.py      a server's sampling request, served by the session's model
+
+Importing this package loads nothing of the MCP SDK; it is imported only when a server is
+configured and allowed to start. `configured(root)` tells, cheaply, whether to look further.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from totem.mcp.config import McpConfig, ServerConfig, load_mcp_config
+    from totem.mcp.manager import McpManager, ServerStatus, is_mcp_tool
+
+__all__ = [
+    "configured",
+    "McpConfig",
+    "McpManager",
+    "ServerConfig",
+    "ServerStatus",
+    "is_mcp_tool",
+    "load_mcp_config",
+]
+
+
+MCP_SECTION = re.compile(r"^mcp\s*:", re.MULTILINE)
+
+
+def configured(root: Path) -> bool:
+    """Whether any MCP server may be configured for `root`: a `.totem/mcp.json`, or an `mcp:`
+    section in a config file. Cheap enough for start-up (no parsing, nothing imported)."""
+    if (root / ".totem" / "mcp.json").is_file():
+        return True
+    from totem.config import config_files
+
+    for path in config_files(root):
+        try:
+            if MCP_SECTION.search(path.read_text(encoding="utf-8")):
+                return True
+        except OSError:
+            continue
+    return False
+
+
+def __getattr__(name: str) -> Any:
+    """Each name loads its module on first use, so that `configured` costs nothing more."""
+    if name in ("McpConfig", "ServerConfig", "load_mcp_config"):
+        from totem.mcp import config
+
+        return getattr(config, name)
+    if name in ("McpManager", "ServerStatus", "is_mcp_tool"):
+        from totem.mcp import manager
+
+        return getattr(manager, name)
+    raise AttributeError(f"module 'totem.mcp' has no attribute {name!r}")

@@ -1,0 +1,263 @@
+"""MCP servers as configuration: `.totem/mcp.json` in the project, `mcp:` in the YAML config.
+
+    .totem/mcp.json                          (the shape other agents use too)
+    {"mcpServers": {
+       "everything": {"command": "npx", "args": ["-y", "@modelcontextprotocol/server-everything"],
+                      "env": {"TOKEN": "${env:MY_TOKEN}"}, "cwd": "tools"},
+       "docs": {"type": "http", "url": "https://example.org/mcp",
+                "headers": {"Authorization": "Bearer ${env:DOCS_TOKEN}"}},
+       "old": {"type": "sse", "url": "http://127.0.0.1:9000/sse", "enabled": false}}}
+
+    config.yaml (user or project)            mcp:
+                                               everything: {command: npx, args: [...]}
+
+Optional per server: `timeout` (seconds for one tool call, default 300), `startup_timeout`
+(default 30), `protocol` (`legacy`: the 2025-11-25 handshake, the default, which keeps
+server→client requests such as elicitation working; `auto`; or a version such as
+`2026-07-28`), `enabled`. A project's `.totem/mcp.json` replaces a server of the same name
+from the YAML config. Values of `env` and `headers` may be `${env:VAR}`; they are secrets and
+never shown. Reading this file imports nothing of the MCP SDK.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shlex
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal, TypeAlias
+
+from totem.config import ConfigError, Secret
+from totem.mcp import MCP_SECTION
+
+__all__ = [
+    "DEFAULT_STARTUP_TIMEOUT",
+    "DEFAULT_TOOL_TIMEOUT",
+    "HttpServer",
+    "McpConfig",
+    "ServerConfig",
+    "StdioServer",
+    "describe_server",
+    "load_mcp_config",
+    "tool_name",
+]
+
+DEFAULT_TOOL_TIMEOUT = 300.0
+DEFAULT_STARTUP_TIMEOUT = 30.0
+PROTOCOLS = ("legacy", "auto", "2026-07-28")
+_NAME_OK = re.compile(r"[^A-Za-z0-9_-]")
+MAX_TOOL_NAME = 64  # what OpenAI and Anthropic accept
+
+
+@dataclass(frozen=True, slots=True)
+class StdioServer:
+    name: str
+    command: str
+    args: tuple[str, ...] = ()
+    env: Mapping[str, Secret] = field(default_factory=dict)
+    cwd: str | None = None
+    timeout: float = DEFAULT_TOOL_TIMEOUT
+    startup_timeout: float = DEFAULT_STARTUP_TIMEOUT
+    protocol: str = "legacy"
+    enabled: bool = True
+    source: str = ""
+    kind: Literal["stdio"] = "stdio"
+
+
+@dataclass(frozen=True, slots=True)
+class HttpServer:
+    name: str
+    url: str
+    headers: Mapping[str, Secret] = field(default_factory=dict)
+    transport: Literal["http", "sse"] = "http"
+    timeout: float = DEFAULT_TOOL_TIMEOUT
+    startup_timeout: float = DEFAULT_STARTUP_TIMEOUT
+    protocol: str = "legacy"
+    enabled: bool = True
+    source: str = ""
+    kind: Literal["http"] = "http"
+
+
+ServerConfig: TypeAlias = StdioServer | HttpServer
+
+
+@dataclass(slots=True)
+class McpConfig:
+    servers: dict[str, ServerConfig] = field(default_factory=dict)
+    problems: list[str] = field(default_factory=list)  # shown as notices; never fatal
+
+    @property
+    def enabled(self) -> dict[str, ServerConfig]:
+        return {name: s for name, s in self.servers.items() if s.enabled}
+
+
+def tool_name(server: str, tool: str) -> str:
+    """`server__tool` in the characters providers accept, at most 64 of them."""
+    name = f"{_NAME_OK.sub('_', server)}__{_NAME_OK.sub('_', tool)}"
+    if len(name) <= MAX_TOOL_NAME:
+        return name
+    import hashlib
+
+    digest = hashlib.sha256(f"{server}\0{tool}".encode()).hexdigest()[:8]
+    return f"{name[: MAX_TOOL_NAME - 9]}_{digest}"
+
+
+def _strip_userinfo(url: str) -> str:
+    scheme, sep, rest = url.partition("://")
+    if not sep:
+        return url
+    authority, slash, path = rest.partition("/")
+    return f"{scheme}://{authority.rpartition('@')[2]}{slash}{path}"
+
+
+def describe_server(server: ServerConfig) -> str:
+    """What starting the server does, for the question and `totem mcp list`: the command
+    line, or the URL it connects to. Secrets (env values, headers) are never included."""
+    if isinstance(server, StdioServer):
+        text = shlex.join([server.command, *server.args])
+        if server.cwd:
+            text += f"  (in {server.cwd})"
+        if server.env:
+            text += f"  (with {', '.join(sorted(server.env))} set)"
+        return text
+    kind = "SSE" if server.transport == "sse" else "streamable HTTP"
+    return f"{_strip_userinfo(server.url)}  ({kind})"
+
+
+def _secrets(name: str, key: str, value: Any) -> dict[str, Secret]:
+    if value is None:
+        return {}
+    if not isinstance(value, dict):
+        raise ConfigError(f"MCP server '{name}': {key} must be a mapping of names to strings")
+    return {str(k): Secret(str(v)) for k, v in value.items()}
+
+
+def _number(name: str, spec: Mapping[str, Any], key: str, default: float) -> float:
+    value = spec.get(key, default)
+    if isinstance(value, bool) or not isinstance(value, int | float) or value <= 0:
+        raise ConfigError(f"MCP server '{name}': {key} must be a positive number of seconds")
+    return float(value)
+
+
+def _server(name: str, spec: Any, source: str) -> ServerConfig:
+    if not isinstance(spec, dict):
+        raise ConfigError(f"MCP server '{name}': expected a mapping with a command or a url")
+    kind = str(spec.get("type", spec.get("transport", ""))).lower()
+    protocol = str(spec.get("protocol", "legacy"))
+    if protocol not in PROTOCOLS:
+        raise ConfigError(f"MCP server '{name}': protocol must be one of {', '.join(PROTOCOLS)}")
+    enabled = bool(spec.get("enabled", not spec.get("disabled", False)))
+    timeout = _number(name, spec, "timeout", DEFAULT_TOOL_TIMEOUT)
+    startup = _number(name, spec, "startup_timeout", DEFAULT_STARTUP_TIMEOUT)
+    if "url" in spec and kind in ("", "http", "streamable-http", "streamablehttp", "sse"):
+        url = str(spec["url"])
+        if not url.startswith(("http://", "https://")):
+            raise ConfigError(f"MCP server '{name}': url must start with http:// or https://")
+        return HttpServer(
+            name=name,
+            url=url,
+            headers=_secrets(name, "headers", spec.get("headers")),
+            transport="sse" if kind == "sse" else "http",
+            timeout=timeout,
+            startup_timeout=startup,
+            protocol=protocol,
+            enabled=enabled,
+            source=source,
+        )
+    if "command" in spec and kind in ("", "stdio"):
+        args = spec.get("args") or []
+        if not isinstance(args, list):
+            raise ConfigError(f"MCP server '{name}': args must be a list of strings")
+        cwd = spec.get("cwd")
+        return StdioServer(
+            name=name,
+            command=str(spec["command"]),
+            args=tuple(str(a) for a in args),
+            env=_secrets(name, "env", spec.get("env")),
+            cwd=str(cwd) if cwd else None,
+            timeout=timeout,
+            startup_timeout=startup,
+            protocol=protocol,
+            enabled=enabled,
+            source=source,
+        )
+    raise ConfigError(
+        f"MCP server '{name}': needs a command (stdio) or a url (type http or sse)"
+        + (f", not type '{kind}'" if kind else "")
+    )
+
+
+def _add(config: McpConfig, entries: Any, source: str) -> None:
+    if not isinstance(entries, dict):
+        config.problems.append(f"{source}: the MCP servers must be a mapping of names to servers")
+        return
+    for name, spec in entries.items():
+        try:
+            config.servers[str(name)] = _server(str(name), spec, source)
+        except ConfigError as exc:
+            config.servers.pop(str(name), None)
+            config.problems.append(f"{source}: {exc}")
+
+
+def _yaml_sections(root: Path) -> list[tuple[str, Any]]:
+    from totem.config import config_files
+
+    sections: list[tuple[str, Any]] = []
+    for path in config_files(root):
+        if not path.is_file():
+            continue
+        try:
+            text = path.read_text(encoding="utf-8")
+        except OSError:
+            continue
+        if not MCP_SECTION.search(text):
+            continue  # yaml is not imported for a config without MCP servers
+        import yaml
+
+        try:
+            data = yaml.safe_load(text) or {}
+        except yaml.YAMLError:
+            continue  # load_config reports a broken file
+        if isinstance(data, dict) and data.get("mcp") is not None:
+            sections.append((str(path), data["mcp"]))
+    return sections
+
+
+def load_mcp_config(root: Path, *, yaml_sections: list[tuple[str, Any]] | None = None) -> McpConfig:
+    """The configured servers: the `mcp:` sections of the YAML config files (in their order),
+    then `<root>/.totem/mcp.json`, a later server replacing an earlier one of the same name.
+    `yaml_sections` ((source, section) pairs) is read from the config files when not given."""
+    config = McpConfig()
+    for source, section in _yaml_sections(root) if yaml_sections is None else yaml_sections:
+        _add(config, section, source)
+    path = root / ".totem" / "mcp.json"
+    if path.is_file():
+        try:
+            data = json.loads(path.read_text(encoding="utf-8"))
+        except (OSError, ValueError) as exc:
+            config.problems.append(f"{path}: cannot be read as JSON: {exc}")
+            return config
+        if not isinstance(data, dict):
+            config.problems.append(f"{path}: expected an object with mcpServers")
+            return config
+        entries = data.get("mcpServers", data.get("servers", {}))
+        _add(config, entries, str(path))
+    return config
+
+
+def resolve_secrets(values: Mapping[str, Secret], *, what: str) -> dict[str, str]:
+    """The secrets' values; a ConfigError naming the missing environment variables."""
+    resolved: dict[str, str] = {}
+    missing: list[str] = []
+    for key, secret in values.items():
+        value = secret.reveal()
+        if value is None:
+            missing.extend(v for v in secret.env_vars() if v not in os.environ)
+        else:
+            resolved[key] = value
+    if missing:
+        raise ConfigError(f"{what} needs the environment variable(s) {', '.join(sorted(missing))}")
+    return resolved

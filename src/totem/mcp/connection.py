@@ -1,0 +1,352 @@
+"""One MCP server: a process over stdio or a connection over HTTP, owned by a task of its own.
+
+The SDK's client keeps anyio task groups open for as long as it is connected, and those must
+be left in the task that entered them. So each server gets an owner task that connects,
+lists the tools, says it is ready, and waits to be told to stop; tool calls come from the
+run's tasks and only send requests through the connected client. Stopping closes the pipes
+and, for stdio, ends the process group (the SDK closes stdin, waits, then SIGTERM/SIGKILL).
+
+Everything here raises `McpServerError` with a message written for a person or the model.
+This module imports the MCP SDK: import it only when a server is configured.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+from collections.abc import Awaitable, Callable
+from contextlib import AsyncExitStack
+from pathlib import Path
+from typing import IO, Any, Literal, TextIO, TypeAlias, cast
+
+import httpx2
+import mcp_types as types
+from mcp import Client
+from mcp.client.sse import sse_client
+from mcp.client.stdio import StdioServerParameters, stdio_client
+from mcp.client.streamable_http import streamable_http_client
+from mcp.shared.dispatcher import ProgressFnT
+from mcp.shared.exceptions import MCPError
+from mcp_types import CONNECTION_CLOSED, REQUEST_TIMEOUT, UNSUPPORTED_PROTOCOL_VERSION
+from pydantic import ValidationError
+
+from totem import __version__
+from totem.config import ConfigError
+from totem.mcp.config import HttpServer, ServerConfig, StdioServer, resolve_secrets
+
+__all__ = ["Connection", "Handlers", "McpServerError", "State"]
+
+State: TypeAlias = Literal["stopped", "starting", "ready", "failed", "crashed"]
+ElicitFn: TypeAlias = Callable[[str, types.ElicitRequestParams], Awaitable[types.ElicitResult]]
+SampleFn: TypeAlias = Callable[
+    [str, types.CreateMessageRequestParams], Awaitable[types.CreateMessageResult | types.ErrorData]
+]
+STOP_GRACE = 10.0  # the SDK's own shutdown of a stdio server takes at most about 6 s
+MAX_TOOL_PAGES = 50
+NOTE = "totem: "  # totem's own lines in a server's log, left out of "its last output"
+
+
+class McpServerError(Exception):
+    """A server could not be started, or a call to it failed; the message says why, and
+    `output` holds the last lines the server wrote to stderr, when they may tell more."""
+
+    def __init__(self, message: str, *, output: str = "") -> None:
+        super().__init__(message)
+        self.message = message
+        self.output = output
+
+    def __str__(self) -> str:
+        if not self.output:
+            return self.message
+        indented = "\n".join(f"  {line}" for line in self.output.splitlines())
+        return f"{self.message}\nIts last output:\n{indented}"
+
+
+class Handlers:
+    """What a server may ask of totem: a person's answer, the model, the project's roots."""
+
+    def __init__(
+        self, *, elicit: ElicitFn | None, sample: SampleFn | None, roots: list[types.Root]
+    ) -> None:
+        self.elicit = elicit
+        self.sample = sample
+        self.roots = roots
+
+
+class Connection:
+    def __init__(self, config: ServerConfig, *, root: Path, handlers: Handlers, log: Path) -> None:
+        self.config = config
+        self.name = config.name
+        self.root = root
+        self.handlers = handlers
+        self.log_path = log
+        self.state: State = "stopped"
+        self.detail = ""
+        self.protocol = ""
+        self.tools: list[types.Tool] = []
+        self._client: Client | None = None
+        self._log: IO[str] | None = None
+        self._ready = asyncio.Event()
+        self._stop = asyncio.Event()
+        self._task: asyncio.Task[None] | None = None
+
+    # lifecycle ----------------------------------------------------------------------------
+
+    async def start(self) -> None:
+        """Connect and list the tools, within the server's startup timeout."""
+        self.state = "starting"
+        self._log = self._open_log()
+        self._task = asyncio.create_task(self._own(), name=f"mcp-{self.name}")
+        try:
+            await asyncio.wait_for(self._ready.wait(), self.config.startup_timeout)
+        except TimeoutError:
+            self.detail = f"it did not answer within {self.config.startup_timeout:g} s"
+            await self.stop()
+        if not self.ready:
+            self.state = "failed"
+            raise McpServerError(self.detail, output=self._output())
+
+    @property
+    def ready(self) -> bool:
+        return self.state == "ready"
+
+    async def stop(self) -> None:
+        """Close the connection and end the server's process; safe to call more than once."""
+        self._stop.set()
+        task = self._task
+        if task is not None and not task.done():
+            try:
+                await asyncio.wait_for(asyncio.shield(task), STOP_GRACE)
+            except TimeoutError:
+                task.cancel()
+                await asyncio.gather(task, return_exceptions=True)
+        if self.state in ("ready", "starting"):
+            self.state = "stopped"
+        if self._log is not None:
+            self._log.close()
+            self._log = None
+
+    async def _own(self) -> None:
+        try:
+            async with AsyncExitStack() as stack:
+                client = await self._connect(stack)
+                self.tools = await _list_tools(client)
+                self.protocol = client.protocol_version
+                self._client = client
+                self.state = "ready"
+                self._ready.set()
+                await self._stop.wait()
+        except Exception as exc:  # the SDK's task groups raise groups; a server must not end a run
+            if self.state == "starting":
+                self.detail = _explain_start(self.config, exc)
+            elif not self._stop.is_set():
+                self.state = "crashed"
+                self.detail = f"the connection failed: {_first(exc)}"
+            self._write_log(f"{NOTE}{type(_first(exc)).__name__}: {_first(exc)}")
+        finally:
+            self._client = None
+            self._ready.set()
+
+    async def _connect(self, stack: AsyncExitStack) -> Client:
+        mode = self.config.protocol
+        try:
+            return await stack.enter_async_context(self._client_for(mode, stack))
+        except MCPError as exc:
+            if mode != "legacy" or exc.code != UNSUPPORTED_PROTOCOL_VERSION:
+                raise
+        # a server of the stateless protocol only: let the SDK negotiate it
+        self._write_log(f"{NOTE}the server refused the 2025-11-25 handshake; trying auto")
+        return await stack.enter_async_context(self._client_for("auto", stack))
+
+    def _client_for(self, mode: str, stack: AsyncExitStack) -> Client:
+        server: Any
+        config = self.config
+        if isinstance(config, StdioServer):
+            env = resolve_secrets(config.env, what="it")
+            cwd = self.root / config.cwd if config.cwd else self.root
+            params = StdioServerParameters(
+                command=config.command, args=list(config.args), env=env or None, cwd=cwd
+            )
+            server = stdio_client(params, errlog=cast(TextIO, self._log))
+        else:
+            server = _http_transport(config, stack)
+        handlers = self.handlers
+        return Client(
+            server,
+            mode=mode,
+            read_timeout_seconds=config.startup_timeout,
+            client_info=types.Implementation(name="totem", version=__version__),
+            elicitation_callback=self._on_elicit if handlers.elicit is not None else None,
+            sampling_callback=self._on_sample if handlers.sample is not None else None,
+            list_roots_callback=self._on_roots,
+            logging_callback=self._on_log,
+            message_handler=self._on_message,
+            cache=None,
+        )
+
+    # calls --------------------------------------------------------------------------------
+
+    async def call(
+        self, tool: str, arguments: dict[str, Any], *, progress: ProgressFnT | None = None
+    ) -> types.CallToolResult:
+        client = self._client
+        if client is None or self.state != "ready":
+            raise McpServerError(self._not_running())
+        timeout = self.config.timeout
+        try:
+            return await client.call_tool(
+                tool, arguments, read_timeout_seconds=timeout, progress_callback=progress
+            )
+        except MCPError as exc:
+            if exc.code == REQUEST_TIMEOUT:
+                raise McpServerError(
+                    f"The MCP server '{self.name}' did not answer the call to {tool} within "
+                    f"{timeout:g} s; the call was cancelled."
+                ) from None
+            if exc.code == CONNECTION_CLOSED:
+                self.state = "crashed"
+                self.detail = f"it stopped while {tool} was running"
+                raise McpServerError(
+                    f"The MCP server '{self.name}' stopped while {tool} was running; its "
+                    "tools are no longer available in this session.",
+                    output=self._output(),
+                ) from None
+            raise McpServerError(
+                f"The MCP server '{self.name}' answered the call to {tool} with an error: "
+                f"{exc.message}"
+            ) from None
+        except ValidationError as exc:
+            raise McpServerError(
+                f"The MCP server '{self.name}' returned a malformed result for {tool}: "
+                f"{_first_validation(exc)}"
+            ) from None
+        except RuntimeError as exc:  # the SDK checks structured content against outputSchema
+            raise McpServerError(f"The MCP server '{self.name}' returned: {exc}") from None
+
+    # server → client ----------------------------------------------------------------------
+
+    async def _on_elicit(
+        self, context: Any, params: types.ElicitRequestParams
+    ) -> types.ElicitResult | types.ErrorData:
+        assert self.handlers.elicit is not None
+        return await self.handlers.elicit(self.name, params)
+
+    async def _on_sample(
+        self, context: Any, params: types.CreateMessageRequestParams
+    ) -> types.CreateMessageResult | types.ErrorData:
+        assert self.handlers.sample is not None
+        return await self.handlers.sample(self.name, params)
+
+    async def _on_roots(self, context: Any) -> types.ListRootsResult:
+        return types.ListRootsResult(roots=self.handlers.roots)
+
+    async def _on_log(self, params: types.LoggingMessageNotificationParams) -> None:
+        self._write_log(f"[{params.level}] {params.data}")
+
+    async def _on_message(self, message: Any) -> None:
+        if isinstance(message, Exception):
+            self._write_log(f"{NOTE}transport: {type(message).__name__}: {message}")
+
+    # reporting ----------------------------------------------------------------------------
+
+    def _open_log(self) -> IO[str]:
+        """The server's stderr and totem's notes about it; opened for appending, so that the
+        server's own writes (through its copy of the descriptor) never overwrite ours."""
+        try:
+            self.log_path.parent.mkdir(parents=True, exist_ok=True)
+            self.log_path.write_text("", encoding="utf-8")
+            return open(self.log_path, "a", encoding="utf-8")  # noqa: SIM115 - kept open
+        except OSError:
+            return open(os.devnull, "a", encoding="utf-8")  # noqa: SIM115
+
+    def _write_log(self, text: str) -> None:
+        """Append totem's own note (every line marked, so `stderr_tail` leaves it out)."""
+        if self._log is not None and not self._log.closed:
+            lines = text.rstrip().splitlines() or [""]
+            self._log.write("".join(f"{NOTE}{line.removeprefix(NOTE)}\n" for line in lines))
+            self._log.flush()
+
+    def stderr_tail(self, lines: int = 8) -> str:
+        try:
+            with open(self.log_path, "rb") as file:
+                file.seek(0, 2)
+                file.seek(max(0, file.tell() - 4000))
+                text = file.read().decode("utf-8", errors="replace")
+        except OSError:
+            return ""
+        kept = [ln for ln in text.splitlines() if ln.strip() and not ln.startswith(NOTE)]
+        kept = kept[-lines:]
+        return "\n".join(kept)
+
+    def _output(self) -> str:
+        return self.stderr_tail() if isinstance(self.config, StdioServer) else ""
+
+    def _not_running(self) -> str:
+        why = f" ({self.detail})" if self.detail else ""
+        return f"The MCP server '{self.name}' is not running{why}; its tools cannot be used now."
+
+
+def _http_transport(config: HttpServer, stack: AsyncExitStack) -> Any:
+    headers = resolve_secrets(config.headers, what="it")
+    if config.transport == "sse":
+        return sse_client(config.url, headers=headers, timeout=config.startup_timeout)
+    import httpx2
+    from mcp.shared._httpx_utils import create_mcp_http_client
+
+    http = create_mcp_http_client(
+        headers=headers, timeout=httpx2.Timeout(config.startup_timeout, read=config.timeout)
+    )
+    stack.push_async_callback(http.aclose)
+    return streamable_http_client(config.url, http_client=http)
+
+
+async def _list_tools(client: Client) -> list[types.Tool]:
+    tools: list[types.Tool] = []
+    cursor: str | None = None
+    for _ in range(MAX_TOOL_PAGES):
+        page = await client.list_tools(cursor=cursor)
+        tools.extend(page.tools)
+        cursor = page.next_cursor
+        if cursor is None:
+            break
+    return tools
+
+
+def _first(exc: BaseException) -> BaseException:
+    """The first real error inside (possibly nested) exception groups."""
+    while isinstance(exc, BaseExceptionGroup) and exc.exceptions:
+        exc = exc.exceptions[0]
+    return exc
+
+
+def _first_validation(exc: ValidationError) -> str:
+    errors = exc.errors()
+    if not errors:
+        return str(exc)
+    first = errors[0]
+    where = ".".join(str(p) for p in first["loc"])
+    return f"{where}: {first['msg']}" if where else str(first["msg"])
+
+
+def _explain_start(config: ServerConfig, exc: BaseException) -> str:
+    error = _first(exc)
+    if isinstance(error, ConfigError):
+        return str(error)
+    if isinstance(config, StdioServer):
+        if isinstance(error, FileNotFoundError):
+            return f"the command '{config.command}' was not found"
+        if isinstance(error, PermissionError):
+            return f"the command '{config.command}' cannot be run ({error.strerror})"
+        if isinstance(error, MCPError) and error.code == CONNECTION_CLOSED:
+            return "the program exited before it answered the MCP handshake"
+    if isinstance(error, MCPError):
+        if error.code == REQUEST_TIMEOUT:
+            return f"it did not answer within {config.startup_timeout:g} s"
+        return f"it refused the MCP handshake: {error.message}"
+    if isinstance(error, ValidationError):
+        return f"it sent an answer that breaks the MCP schema ({_first_validation(error)})"
+    if isinstance(error, OSError | ConnectionError | httpx2.TransportError):
+        return f"the connection failed: {error or type(error).__name__}"
+    if isinstance(error, httpx2.HTTPStatusError):
+        return f"the server answered HTTP {error.response.status_code}"
+    return f"{type(error).__name__}: {error}"

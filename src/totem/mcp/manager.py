@@ -1,0 +1,314 @@
+"""The MCP servers of a session: asked for, started, offered as tools, stopped.
+
+    async with McpManager(root, load_mcp_config(root), permission=..., questions=...) as mcp:
+        tools = [*builtin, *mcp.tools]          # McpTool: `server__tool`, spec() per tool
+
+Each server asks before it starts (permission `mcp-start`, pattern = its name; the question
+says what will run: the command line, or the URL). Servers that are refused, fail to start,
+or offer a tool with an unusable schema are reported as notices and the run goes on without
+them. The SDK (about a second to import) is loaded while the first question waits, and only
+when a server is configured; importing this module loads nothing of it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import importlib
+import json
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from types import TracebackType
+from typing import TYPE_CHECKING, Any
+
+from totem.events import Event, Notice
+from totem.mcp.config import McpConfig, ServerConfig, describe_server, tool_name
+from totem.mcp.sampling import Sampler, SamplingRequest
+from totem.paths import cache_dir
+from totem.permission import PermissionDenied, PermissionService
+from totem.providers.base import ToolSpec
+from totem.questions import QuestionService
+from totem.tools.base import Tool
+
+if TYPE_CHECKING:
+    import mcp_types as types
+
+    from totem.mcp.connection import Connection
+
+__all__ = ["McpManager", "ServerStatus", "is_mcp_tool"]
+
+DEFAULT_WINDOW = 32_000  # tokens assumed when the model's window is unknown
+CHARS_PER_TOKEN = 4
+
+
+@dataclass(slots=True)
+class ServerStatus:
+    name: str
+    kind: str  # stdio | http | sse
+    target: str  # the command line or the URL
+    state: str  # disabled | not started | refused | ready | failed | crashed | stopped
+    detail: str = ""
+    protocol: str = ""
+    tools: list[str] = field(default_factory=list)
+    log: str = ""
+
+
+def is_mcp_tool(tool: Tool) -> bool:
+    """True for a tool that came from an MCP server (sub-agents get none of these)."""
+    return type(tool).__module__ == "totem.mcp.tool"
+
+
+class McpManager:
+    def __init__(
+        self,
+        root: Path,
+        config: McpConfig | Mapping[str, ServerConfig],
+        *,
+        permission: PermissionService,
+        questions: QuestionService | None = None,
+        emit: Callable[[Event], None] | None = None,
+        sampler: Sampler | None = None,
+        context_window: int | None = None,
+        schema_share: float = 0.1,
+        log_dir: Path | None = None,
+    ) -> None:
+        self.root = root.resolve()
+        self.config = config if isinstance(config, McpConfig) else McpConfig(dict(config))
+        self.permission = permission
+        self.questions = questions
+        self.emit = emit
+        self.sampler = sampler
+        self.schema_budget = int(schema_share * (context_window or DEFAULT_WINDOW))
+        self.log_dir = log_dir or cache_dir() / "mcp" / _slug(str(self.root))
+        self.connections: dict[str, Connection] = {}
+        self.refused: dict[str, str] = {}
+        self.tools: list[Tool] = []
+        self.deferred = False
+        self.start_notices = True  # False: refusals and failures only in status()
+        self._started = False
+
+    async def __aenter__(self) -> McpManager:
+        await self.start()
+        return self
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        await self.aclose()
+
+    # start and stop -----------------------------------------------------------------------
+
+    async def start(self, names: list[str] | None = None) -> None:
+        """Ask for, start and list every enabled server (or those named); once."""
+        if self._started:
+            return
+        self._started = True
+        for problem in self.config.problems:
+            self._notice(f"MCP configuration: {problem}", "warning")
+        wanted = [s for n, s in self.config.enabled.items() if names is None or n in names]
+        if not wanted:
+            return
+        loading = asyncio.ensure_future(
+            asyncio.to_thread(importlib.import_module, "totem.mcp.connection")
+        )
+        allowed: list[ServerConfig] = []
+        try:
+            for server in wanted:
+                if await self._may_start(server):
+                    allowed.append(server)
+        finally:
+            try:
+                module = await loading
+            except ImportError as exc:
+                self._notice(
+                    f"MCP servers are configured, but the MCP SDK cannot be loaded ({exc}); "
+                    "install it with: pip install 'totem[mcp]'. The run goes on without them.",
+                    "warning",
+                )
+                return
+        handlers = module.Handlers(
+            elicit=self._elicit,
+            sample=self._sample if self.sampler is not None else None,
+            roots=self._roots(),
+        )
+        for server in allowed:
+            log = self.log_dir / f"{_slug(server.name)}.log"
+            self.connections[server.name] = module.Connection(
+                server, root=self.root, handlers=handlers, log=log
+            )
+        results = await asyncio.gather(
+            *(c.start() for c in self.connections.values()), return_exceptions=True
+        )
+        for connection, result in zip(self.connections.values(), results, strict=True):
+            if isinstance(result, module.McpServerError):
+                result.message = (
+                    f"The MCP server '{connection.name}' could not start: {result.message}. "
+                    "The run goes on without its tools."
+                )
+                self._notice(str(result), "warning", start=True)
+            elif isinstance(result, BaseException):
+                raise result
+        self._build_tools()
+
+    async def aclose(self) -> None:
+        """Stop every server: pipes closed, processes ended; safe to call more than once."""
+        connections = list(self.connections.values())
+        await asyncio.gather(*(c.stop() for c in connections), return_exceptions=True)
+
+    async def _may_start(self, server: ServerConfig) -> bool:
+        target = describe_server(server)
+        verb = "run" if server.kind == "stdio" else "connect to"
+        try:
+            await self.permission.ask(
+                tool="mcp",
+                permission="mcp-start",
+                patterns=[server.name],
+                title=f"start the MCP server '{server.name}' ({verb}: {target})",
+            )
+        except PermissionDenied as exc:
+            self.refused[server.name] = exc.message
+            self._notice(
+                f"The MCP server '{server.name}' was not started: {exc.message} "
+                "The run goes on without its tools.",
+                "warning",
+                start=True,
+            )
+            return False
+        return True
+
+    # tools --------------------------------------------------------------------------------
+
+    def _build_tools(self) -> None:
+        from totem.mcp.tool import McpSchemaTool, McpTool, SchemaProblem
+
+        tools: list[McpTool] = []
+        taken: set[str] = set()
+        for connection in self.connections.values():
+            if connection.state != "ready":
+                continue
+            for remote in connection.tools:
+                name = tool_name(connection.name, remote.name)
+                if name in taken:
+                    name = tool_name(connection.name, f"{remote.name}_{len(taken)}")
+                try:
+                    tool = McpTool(connection, remote, name=name)
+                except SchemaProblem as exc:
+                    self._notice(
+                        f"The MCP server '{connection.name}' offers the tool {remote.name} "
+                        f"with a schema that cannot be used ({exc}); it is left out.",
+                        "warning",
+                    )
+                    continue
+                taken.add(name)
+                tools.append(tool)
+        size = sum(len(json.dumps(t.schema)) + len(t.description) for t in tools)
+        self.deferred = size // CHARS_PER_TOKEN > self.schema_budget
+        for tool in tools:
+            tool.deferred = self.deferred
+        self.tools = [*tools, McpSchemaTool(tools)] if self.deferred and tools else [*tools]
+        if self.deferred:
+            self._notice(
+                f"The MCP tools' parameters would take about {size // CHARS_PER_TOKEN} tokens; "
+                f"they are listed by name, and the model loads a tool's parameters when needed."
+            )
+
+    def specs(self) -> list[ToolSpec]:
+        """What the model sees of the MCP tools, in order."""
+        return [t.spec() for t in self.tools]  # type: ignore[attr-defined]
+
+    def status(self) -> list[ServerStatus]:
+        rows: list[ServerStatus] = []
+        for name, server in self.config.servers.items():
+            kind = "sse" if getattr(server, "transport", "") == "sse" else server.kind
+            row = ServerStatus(name, kind, describe_server(server), "not started")
+            connection = self.connections.get(name)
+            if not server.enabled:
+                row.state = "disabled"
+            elif name in self.refused:
+                row.state, row.detail = "refused", self.refused[name]
+            elif connection is not None:
+                row.state, row.detail = connection.state, connection.detail
+                row.protocol = connection.protocol
+                row.tools = [t.name for t in connection.tools]
+                row.log = str(connection.log_path)
+            rows.append(row)
+        return rows
+
+    # what servers ask of us ---------------------------------------------------------------
+
+    async def _elicit(self, server: str, params: types.ElicitRequestParams) -> types.ElicitResult:
+        from totem.mcp.elicitation import elicit
+
+        return await elicit(server, params, self.questions)
+
+    async def _sample(
+        self, server: str, params: types.CreateMessageRequestParams
+    ) -> types.CreateMessageResult | types.ErrorData:
+        import mcp_types as types
+
+        assert self.sampler is not None
+        request = _sampling_request(params)
+        last = request.messages[-1][1] if request.messages else ""
+        shown = last if len(last) <= 200 else last[:199] + "…"
+        try:
+            await self.permission.ask(
+                tool="mcp",
+                permission="mcp-sampling",
+                patterns=[server],
+                title=f"let the MCP server '{server}' ask the model (up to "
+                f"{request.max_tokens} tokens): {shown}",
+            )
+        except PermissionDenied as exc:
+            return types.ErrorData(code=-1, message=f"Sampling was refused: {exc.message}")
+        try:
+            reply = await self.sampler(request)
+        except Exception as exc:  # the provider failed; the server gets an error, not a crash
+            return types.ErrorData(code=types.INTERNAL_ERROR, message=f"Sampling failed: {exc}")
+        return types.CreateMessageResult(
+            role="assistant",
+            content=types.TextContent(text=reply.text),
+            model=reply.model,
+            stop_reason=reply.stop_reason,
+        )
+
+    def _roots(self) -> list[types.Root]:
+        import mcp_types as types
+
+        return [types.Root(uri=self.root.as_uri(), name=self.root.name)]  # type: ignore[arg-type]
+
+    def _notice(self, text: str, level: str = "info", *, start: bool = False) -> None:
+        if start and not self.start_notices:
+            return
+        emit = self.emit or self.permission.emit
+        if emit is not None:
+            emit(Notice(text, "warning" if level == "warning" else "info"))
+
+
+def _sampling_request(params: types.CreateMessageRequestParams) -> SamplingRequest:
+    import mcp_types as types
+
+    messages: list[Any] = []
+    for message in params.messages:
+        texts = [
+            block.text if isinstance(block, types.TextContent) else f"[{block.type}]"
+            for block in message.content_as_list
+        ]
+        messages.append((message.role, "\n".join(texts)))
+    return SamplingRequest(
+        messages=messages,
+        max_tokens=params.max_tokens,
+        system=params.system_prompt,
+        temperature=params.temperature,
+        stop=list(params.stop_sequences or []),
+    )
+
+
+def _slug(text: str) -> str:
+    import hashlib
+    import re
+
+    tail = re.sub(r"[^A-Za-z0-9_.-]", "_", text.rstrip("/").rsplit("/", 1)[-1])[:40]
+    return f"{tail}-{hashlib.sha256(text.encode()).hexdigest()[:8]}" if "/" in text else tail

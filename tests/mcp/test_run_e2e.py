@@ -1,0 +1,135 @@
+"""`totem run` in a terminal (a pty) against aimock, with server-everything configured in
+.totem/mcp.json: the model calls an MCP tool; the person sees and answers the start
+question and the tool question; the result comes back; no server process is left after."""
+
+from __future__ import annotations
+
+import json
+import os
+import pty
+import re
+import select
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from tests.mcp.support import EVERYTHING, new_mark, node, processes_with
+from tests.support.aimock import running_aimock
+
+pytestmark = pytest.mark.aimock
+
+PROMPT = "use the echo tool"
+FIXTURES = [
+    {
+        "match": {"userMessage": PROMPT, "hasToolResult": False},
+        "response": {
+            "toolCalls": [
+                {"name": "everything__echo", "arguments": {"message": "hi from the model"}}
+            ]
+        },
+    },
+    {
+        "match": {"userMessage": PROMPT, "hasToolResult": True},
+        "response": {"content": "The MCP server echoed the message back."},
+    },
+]
+ANSI = re.compile(r"\x1b\[[0-9;]*m")
+
+
+def in_terminal(command: list[str], *, cwd: Path, env: dict[str, str], answer: bytes) -> str:
+    """Run `command` on a pseudo-terminal, answer every permission prompt, return the screen."""
+    master, slave = pty.openpty()
+    process = subprocess.Popen(
+        command, cwd=cwd, env=env, stdin=slave, stdout=slave, stderr=slave, start_new_session=True
+    )
+    os.close(slave)
+    screen, answered = b"", 0
+    deadline = time.monotonic() + 90
+    try:
+        while time.monotonic() < deadline:
+            ready, _, _ = select.select([master], [], [], 0.2)
+            if ready:
+                try:
+                    data = os.read(master, 4096)
+                except OSError:  # the other side closed
+                    break
+                if not data:
+                    break
+                screen += data
+                if screen.count(b"[y] once") > answered:
+                    answered += 1
+                    os.write(master, answer)
+            elif process.poll() is not None:
+                break
+        else:
+            process.kill()
+            pytest.fail("totem run did not finish:\n" + screen.decode(errors="replace"))
+    finally:
+        process.wait(timeout=30)
+        os.close(master)
+    return ANSI.sub("", screen.decode(errors="replace")).replace("\r\n", "\n")
+
+
+def environment(tmp_path: Path, aimock_url: str) -> dict[str, str]:
+    config = tmp_path / "totem.yaml"
+    config.write_text(
+        f"model: mock/totem-test\nproviders:\n  mock: {{kind: openai, base_url: '{aimock_url}'}}\n"
+    )
+    return {
+        **os.environ,
+        "XDG_DATA_HOME": str(tmp_path / "data"),
+        "XDG_CONFIG_HOME": str(tmp_path / "config"),
+        "XDG_CACHE_HOME": str(tmp_path / "cache"),
+        "TOTEM_CONFIG": str(config),
+        "TERM": "dumb",
+    }
+
+
+def test_without_mcp_servers_a_run_loads_nothing_of_mcp(tmp_path: Path) -> None:
+    root = tmp_path / "project"
+    root.mkdir()
+    fixtures = [{"match": {"userMessage": "hello"}, "response": {"content": "Hi."}}]
+    with running_aimock(fixtures) as aimock:
+        done = subprocess.run(
+            [sys.executable, "-X", "importtime", "-m", "totem", "run", "hello"],
+            cwd=root,
+            env=environment(tmp_path, aimock.url),
+            capture_output=True,
+            text=True,
+            timeout=60,
+            stdin=subprocess.DEVNULL,
+        )
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert "Hi." in done.stdout
+    loaded = {line.rsplit("|", 1)[-1].strip() for line in done.stderr.splitlines() if "|" in line}
+    assert not {"mcp", "mcp_types", "totem.mcp.manager", "totem.mcp.connection"} & loaded
+
+
+def test_totem_run_asks_to_start_the_server_and_to_call_its_tool(tmp_path: Path) -> None:
+    mark = new_mark()
+    root = tmp_path / "project"
+    (root / ".totem").mkdir(parents=True)
+    server = {
+        "command": node(),
+        "args": [str(EVERYTHING), "stdio"],
+        "env": {"TOTEM_TEST_MARK": mark},
+    }
+    (root / ".totem" / "mcp.json").write_text(json.dumps({"mcpServers": {"everything": server}}))
+    with running_aimock(FIXTURES) as aimock:
+        env = environment(tmp_path, aimock.url)
+        screen = in_terminal(
+            [sys.executable, "-m", "totem", "run", PROMPT], cwd=root, env=env, answer=b"y\n"
+        )
+        requests = aimock.journal()
+    assert "mcp wants to start the MCP server 'everything' (run: " in screen, screen
+    assert "dist/index.js stdio  (with TOTEM_TEST_MARK set))" in screen
+    assert "everything__echo wants to call echo on the MCP server 'everything'" in screen
+    assert "Echo: hi from the model" in screen
+    assert "The MCP server echoed the message back." in screen
+    assert screen.index("start the MCP server") < screen.index("wants to call echo")
+    tools = [t["function"]["name"] for t in requests[0]["body"]["tools"]]
+    assert "everything__echo" in tools
+    assert processes_with(mark) == []
