@@ -3,8 +3,12 @@
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Awaitable
+from typing import TypeVar
 
 __all__ = ["AbortSignal", "Aborted"]
+
+T = TypeVar("T")
 
 
 class Aborted(Exception):
@@ -31,3 +35,18 @@ class AbortSignal:
     def check(self) -> None:
         if self._event.is_set():
             raise Aborted(self.reason)
+
+    async def until(self, work: Awaitable[T]) -> T:
+        """The result of `work`, or Aborted as soon as this signal fires (`work` is cancelled)."""
+        task = asyncio.ensure_future(work)
+        aborted = asyncio.ensure_future(self.wait())
+        try:
+            await asyncio.wait({task, aborted}, return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            aborted.cancel()
+            if not task.done():
+                task.cancel()
+                await asyncio.wait({task})
+        if task.cancelled():
+            raise Aborted(self.reason or "aborted")
+        return task.result()

@@ -138,6 +138,7 @@ class StepFinished:
     finish: str
     usage: Usage = field(default_factory=Usage)
     cost: float | None = None  # USD, when the model's price is known
+    cache_expires: float | None = None  # when the prompt cache written/read expires (epoch s)
     type: Literal["step_finished"] = "step_finished"
 
 

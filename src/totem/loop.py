@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import time
 from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -65,6 +66,13 @@ REPEAT_NOTE = (
 )
 
 
+class CacheClock:
+    """When the session's prompt-cache entry expires (time.time()); 0: none known."""
+
+    def __init__(self) -> None:
+        self.until = 0.0
+
+
 @dataclass(slots=True)
 class Agent:
     """Everything a run needs; built by the session service from the config."""
@@ -87,6 +95,7 @@ class Agent:
     context_window: int | None = None  # tokens; None: unknown, no compaction
     price: Price | None = None  # per million tokens; None: unknown, no cost shown
     prepare: Callable[[], Awaitable[list[Tool]]] | None = None  # tools that start with a run
+    cache_ttl: float | None = None  # seconds a prompt-cache entry lives (P11); None: no cache
     state: SessionState = field(default_factory=SessionState)
 
 
@@ -247,6 +256,10 @@ class Run:
     async def _query(self, specs: list[ToolSpec]) -> tuple[Message, list[ToolPart]]:
         self.abort.check()
         self.rounds += 1
+        clock = self.agent.state.existing(CacheClock)
+        if clock is not None and clock.until and time.time() > clock.until:
+            clock.until = 0.0
+            self.emit(Notice("The prompt cache has expired: this request writes it again."))
         request = ModelRequest(
             model=self.agent.model,
             system=self.agent.system,
@@ -276,8 +289,18 @@ class Run:
         step_cost = cost(message.usage, self.agent.price)
         if step_cost is not None:
             self.cost = (self.cost or 0.0) + step_cost
-        self.emit(StepFinished(self.steps, message.finish or "stop", message.usage, step_cost))
+        expires = self._track_cache(message.usage)
+        self.emit(
+            StepFinished(self.steps, message.finish or "stop", message.usage, step_cost, expires)
+        )
         return message, calls
+
+    def _track_cache(self, usage: Usage) -> float | None:
+        """P11: when the provider's prompt cache, written or read by this step, expires."""
+        if self.agent.cache_ttl is None or not (usage.cache_read or usage.cache_write):
+            return None
+        self.agent.state.service(CacheClock).until = time.time() + self.agent.cache_ttl
+        return self.agent.state.service(CacheClock).until
 
     def _calls_from_text(self, message: Message, recorder: StepRecorder) -> list[ToolPart]:
         if not self.agent.profile.text_tool_calls:

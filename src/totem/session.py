@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from totem.abort import AbortSignal
-from totem.config import Config, ConfigError, load_config
+from totem.config import Config, ConfigError, ProviderConfig, load_config
 from totem.events import Event
 from totem.loop import Agent, run_events
 from totem.mcp import configured as mcp_configured
@@ -38,6 +38,16 @@ if TYPE_CHECKING:
     from totem.providers.catalogue import ModelInfo
 
 __all__ = ["SessionService", "default_store"]
+
+
+_CACHING_KINDS = frozenset({"anthropic", "bedrock"})
+
+
+def _cache_ttl(pconf: ProviderConfig | None) -> float | None:
+    """Seconds a prompt-cache entry lives for this provider; None when it does not cache."""
+    if pconf is None or pconf.kind not in _CACHING_KINDS or pconf.options.get("cache") is False:
+        return None
+    return 3600.0 if str(pconf.options.get("cache_ttl", "5m")) == "1h" else 300.0
 
 
 def _present(tool: Tool | None) -> Tool:
@@ -174,6 +184,7 @@ class SessionService:
             or profile.context_window,
             state=self.state,
             price=info.price,
+            cache_ttl=_cache_ttl(self.config.providers.get(label.partition("/")[0])),
         )
         if self.mcp_config is not None:
             agent.prepare = functools.partial(self.mcp_tools, agent)

@@ -264,3 +264,20 @@ def test_cost_per_step_adds_up_to_the_run(tmp_path: Path) -> None:
     assert steps[1] == pytest.approx(0.006 + 0.015)
     end = finished(events)
     assert end.cost is not None and abs(end.cost - sum(c for c in steps if c)) < 1e-12
+
+
+def test_prompt_cache_expiry_is_tracked(tmp_path: Path) -> None:
+    import time
+
+    from totem.events import StepFinished
+    from totem.messages import Usage
+    from totem.providers.base import StreamEnd, UsageReport
+
+    cached = [TextChunk("hi"), UsageReport(Usage(input=100, cache_read=80)), StreamEnd("stop")]
+    agent = make_agent(tmp_path, ScriptedProvider([cached, reply("plain")]))
+    agent.cache_ttl = 300.0
+    sid, events = run_once(agent, "one")
+    step = next(e for e in events if isinstance(e, StepFinished))
+    assert step.cache_expires is not None and 290 < step.cache_expires - time.time() <= 300
+    _, events = run_once(agent, "two", session_id=sid)
+    assert next(e for e in events if isinstance(e, StepFinished)).cache_expires is None

@@ -5,16 +5,13 @@ With nobody to ask (a headless run) the model is told so and proceeds on its own
 
 from __future__ import annotations
 
-import asyncio
-from collections.abc import Awaitable
 from typing import ClassVar, TypeVar
 
 from pydantic import BaseModel, Field
 
-from totem.abort import Aborted
 from totem.tools.base import ToolContext, ToolError, ToolResult
 
-__all__ = ["NO_ANSWER", "Ask", "AskInput", "until_aborted"]
+__all__ = ["NO_ANSWER", "Ask", "AskInput"]
 
 T = TypeVar("T")
 
@@ -44,23 +41,7 @@ class Ask:
             raise ToolError("Give at least two different options.")
         if ctx.questions is None:
             return ToolResult(NO_ANSWER, title=question)
-        answer = await until_aborted(ctx.questions.ask(question, options), ctx)
+        answer = await ctx.abort.until(ctx.questions.ask(question, options))
         if answer is None:
             return ToolResult(NO_ANSWER, title=question)
         return ToolResult(answer.strip() or "(the user gave an empty answer)", title=question)
-
-
-async def until_aborted(work: Awaitable[T], ctx: ToolContext) -> T:
-    """The result of `work`, or Aborted as soon as the run is aborted (`work` is cancelled)."""
-    task = asyncio.ensure_future(work)
-    aborted = asyncio.ensure_future(ctx.abort.wait())
-    try:
-        await asyncio.wait({task, aborted}, return_when=asyncio.FIRST_COMPLETED)
-    finally:
-        aborted.cancel()
-        if not task.done():
-            task.cancel()
-            await asyncio.wait({task})
-    if task.cancelled():
-        raise Aborted(ctx.abort.reason or "aborted")
-    return task.result()

@@ -26,7 +26,7 @@ __all__ = ["Bash", "BashInput"]
 KILL_GRACE = 1.0  # seconds between SIGTERM and SIGKILL
 DRAIN = 0.5  # seconds to wait for the last output once the shell has exited
 _ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]|\x1b\][^\x07]*\x07")
-_ENVIRONMENT = {"PAGER": "cat", "GIT_PAGER": "cat", "GIT_TERMINAL_PROMPT": "0", "NO_COLOR": "1"}
+ENVIRONMENT = {"PAGER": "cat", "GIT_PAGER": "cat", "GIT_TERMINAL_PROMPT": "0", "NO_COLOR": "1"}
 
 
 class BashInput(BaseModel):
@@ -54,17 +54,17 @@ class _Output:
 
     def text(self) -> str:
         if self.total <= self.limit:
-            return _clean(self.head)
+            return clean(self.head)
         keep_head, keep_tail = self.limit * 2 // 3, self.limit // 3
         cut = self.total - keep_head - keep_tail
         return (
-            _clean(self.head[:keep_head])
+            clean(self.head[:keep_head])
             + f"\n\n[... {cut} bytes of output cut; redirect the output to a file and read or "
-            "grep it to see everything ...]\n\n" + _clean(self.tail[-keep_tail:])
+            "grep it to see everything ...]\n\n" + clean(self.tail[-keep_tail:])
         )
 
 
-def _clean(data: bytes | bytearray) -> str:
+def clean(data: bytes | bytearray) -> str:
     return _ANSI.sub("", bytes(data).decode("utf-8", errors="replace"))
 
 
@@ -116,7 +116,7 @@ async def _execute(line: str, ctx: ToolContext, timeout: float) -> tuple[_Output
             stdout=asyncio.subprocess.PIPE,
             stderr=asyncio.subprocess.STDOUT,
             start_new_session=True,
-            env={**os.environ, **_ENVIRONMENT},
+            env={**os.environ, **ENVIRONMENT},
         )
     )
     try:
@@ -125,7 +125,7 @@ async def _execute(line: str, ctx: ToolContext, timeout: float) -> tuple[_Output
         # Cancelled while the shell was being started: it may already run; stop its group.
         with contextlib.suppress(Exception):
             started = await spawn
-            await _stop_group(started.pid)
+            await stop_group(started.pid)
             await started.wait()
         raise
     output = _Output(ctx.settings.output_limit)
@@ -148,7 +148,7 @@ async def _execute(line: str, ctx: ToolContext, timeout: float) -> tuple[_Output
     finally:
         aborted.cancel()
         try:
-            await _stop_group(process.pid)
+            await stop_group(process.pid)
         finally:
             # The shell's exit status and the end of its output, unless something that left
             # the group still holds the pipe.
@@ -194,7 +194,7 @@ def _member(pid: str, pgid: int) -> bool:
     return len(fields) > 2 and fields[2] == str(pgid) and fields[0] not in ("Z", "X")
 
 
-async def _stop_group(pgid: int) -> None:
+async def stop_group(pgid: int) -> None:
     """SIGTERM to the process group, SIGKILL to what is left after the grace period."""
     try:
         os.killpg(pgid, signal.SIGTERM)

@@ -18,7 +18,6 @@ import httpx
 from pydantic import BaseModel, Field
 
 from totem import __version__
-from totem.tools.ask import until_aborted
 from totem.tools.base import ToolContext, ToolError, ToolResult, truncate
 
 if TYPE_CHECKING:
@@ -58,7 +57,7 @@ class Fetch:
 
     async def run(self, args: FetchInput, ctx: ToolContext) -> ToolResult:
         url = _checked(args.url.strip())
-        body, response, cut = await until_aborted(_download(url, args.format, ctx), ctx)
+        body, response, cut = await ctx.abort.until(_download(url, args.format, ctx))
         media_type = response.headers.get("content-type", "").split(";")[0].strip().lower()
         text = _render(body, response, media_type, args.format)
         notes = []

@@ -20,7 +20,7 @@ from typing import ClassVar, Literal
 from pydantic import BaseModel, Field
 
 from totem.tools.base import ToolContext, ToolError, ToolResult
-from totem.tools.bash import _ENVIRONMENT, _clean, _stop_group
+from totem.tools.bash import ENVIRONMENT, clean, stop_group
 from totem.tools.shell import forbidden, split_commands
 
 __all__ = ["ManagedProcess", "ProcessInput", "ProcessManager", "ProcessTool"]
@@ -101,7 +101,7 @@ class ProcessManager:
                 stdout=asyncio.subprocess.PIPE,
                 stderr=asyncio.subprocess.STDOUT,
                 start_new_session=True,
-                env={**os.environ, **_ENVIRONMENT},
+                env={**os.environ, **ENVIRONMENT},
             )
         )
         try:
@@ -110,7 +110,7 @@ class ProcessManager:
             # Cancelled while the shell was being started: it may run already; stop its group.
             with contextlib.suppress(Exception):
                 started = await spawn
-                await _stop_group(started.pid)
+                await stop_group(started.pid)
                 await started.wait()
             raise
         self._count += 1
@@ -130,7 +130,7 @@ class ProcessManager:
         """Kill the process's whole group (SIGTERM, then SIGKILL) and wait for its end."""
         if managed.running:
             managed.stopped = True
-        await _stop_group(managed.pid)
+        await stop_group(managed.pid)
         await _wait_exit(managed.process, 2.0)
         if managed.reader is not None:
             await asyncio.wait({managed.reader}, timeout=0.5)
@@ -215,7 +215,7 @@ async def _start(manager: ProcessManager, command: str, ctx: ToolContext) -> Too
 
 def _new_output(managed: ManagedProcess, limit: int) -> str:
     data, skipped = managed.buffer.take(max(limit, 300))
-    text = _clean(data).rstrip("\n")
+    text = clean(data).rstrip("\n")
     if skipped:
         text = f"[... {skipped} earlier bytes skipped; showing the latest ...]\n{text}"
     return text or "(no new output)"

@@ -1,0 +1,85 @@
+"""`totem serve [--port N] [--host 127.0.0.1]`: the web UI for the project in this folder.
+
+Prints the URL to open, with its token (as Jupyter does); every request needs the token.
+Ctrl-C stops the server and every run in progress. This module imports only argparse at
+load time: the server package is imported when the command runs.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from typing import Any
+
+__all__ = ["add_parser", "serve_command"]
+
+EXIT_OK, EXIT_USAGE = 0, 2
+
+
+def add_parser(subparsers: Any) -> argparse.ArgumentParser:
+    """Add `serve` to the `totem` sub-command parsers."""
+    parser: argparse.ArgumentParser = subparsers.add_parser(
+        "serve", help="the web UI for this project, on localhost")
+    _arguments(parser)
+    parser.set_defaults(handler=serve_command)
+    return parser
+
+
+def _arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--port", type=int, default=8765,
+                        help="the port (default 8765; 0: any free port)")
+    parser.add_argument("--host", default="127.0.0.1",
+                        help="the address to listen on (default 127.0.0.1, this computer only)")
+    parser.add_argument("--open", action="store_true", help="open the page in a browser")
+
+
+def serve_command(args: argparse.Namespace) -> int:
+    import asyncio
+    import signal
+    from pathlib import Path
+
+    from totem.config import ConfigError
+    from totem.server import serve, warning_for
+
+    warning = warning_for(args.host)
+    if warning:
+        print(f"\n{'!' * 78}\n{warning}\n{'!' * 78}\n", file=sys.stderr, flush=True)
+    if not 0 <= args.port <= 65535:
+        print(f"totem: --port must be between 0 and 65535, not {args.port}", file=sys.stderr)
+        return EXIT_USAGE
+
+    def ready(url: str) -> None:
+        print(f"totem serve: {Path.cwd()}\n  open {url}\n(Ctrl-C stops it)", flush=True)
+        if args.open:
+            import webbrowser
+
+            webbrowser.open(url)
+
+    async def main() -> None:
+        stop = asyncio.Event()
+        loop = asyncio.get_running_loop()
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            loop.add_signal_handler(sig, stop.set)
+        await serve(Path.cwd(), host=args.host, port=args.port, on_ready=ready, stop=stop)
+
+    try:
+        asyncio.run(main())
+    except OSError as exc:
+        print(f"totem: cannot listen on {args.host}:{args.port}: {exc.strerror or exc}",
+              file=sys.stderr)
+        return EXIT_USAGE
+    except ConfigError as exc:
+        print(f"totem: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    return EXIT_OK
+
+
+def main(argv: list[str] | None = None) -> int:
+    """`python -m totem.cli.serve` (the same as `totem serve`)."""
+    parser = argparse.ArgumentParser(prog="totem serve", description=__doc__.splitlines()[0])
+    _arguments(parser)
+    return serve_command(parser.parse_args(argv))
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

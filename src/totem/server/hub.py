@@ -1,0 +1,225 @@
+"""One hub per session the page looks at: its runs, their event log, and who watches it.
+
+The session service does the work; a hub only keeps what a page needs to follow it:
+
+- every event of the current run (and of the one before), each with an id that only grows,
+  so a stream that reconnects with `Last-Event-ID` resumes without loss or duplicate, and a
+  page reloaded mid-run rebuilds the run from its start;
+- `cut`: how many stored messages came before the current run, so a snapshot is the store up
+  to the run plus the run's log, never both for the same message;
+- the run's abort signal and the questions it waits on.
+
+Runs go on when every page is closed; several pages may watch one session.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import bisect
+import contextlib
+import json
+import logging
+from collections.abc import AsyncIterator, Callable
+from typing import TYPE_CHECKING, Any
+
+from totem.abort import AbortSignal
+from totem.config import ConfigError
+from totem.events import Event, StepFinished, event_to_dict
+from totem.permission import Reply
+from totem.server.sessions import count_messages
+
+if TYPE_CHECKING:
+    from totem.session import SessionService
+
+__all__ = ["Hub", "ServiceFactory", "sse"]
+
+ServiceFactory = Callable[[], "SessionService"]
+Costing = Callable[[str, dict[str, Any]], float | None]
+HEARTBEAT = 15.0  # seconds between keep-alive comments on an idle stream
+log = logging.getLogger("totem.server")
+
+
+def sse(event_id: int | None, data: dict[str, Any]) -> bytes:
+    """One server-sent event: `id:` (when given) and the JSON on one `data:` line."""
+    head = f"id: {event_id}\n" if event_id is not None else ""
+    body = json.dumps(data, ensure_ascii=False, separators=(",", ":"))
+    return f"{head}data: {body}\n\n".encode()
+
+
+class Hub:
+    def __init__(
+        self, session_id: str, *, make_service: ServiceFactory, generation: int,
+        costing: Costing | None = None,
+    ) -> None:
+        self.session_id = session_id
+        self.make_service = make_service
+        self.generation = generation  # the settings' generation the service was made with
+        self.costing = costing
+        self.service: SessionService | None = None
+        self.ids: list[int] = []  # event ids of the log, increasing
+        self.entries: list[dict[str, Any]] = []
+        self.dropped_until = 0  # the last id no longer in the log
+        self.run_start = 0  # the id before the current run's first event
+        self.cut: int | None = None  # stored messages before the current run; None: no run
+        self.next_id = 1
+        self.abort: AbortSignal | None = None
+        self.task: asyncio.Task[None] | None = None
+        self.model = ""
+        self.pending: dict[str, dict[str, Any]] = {}  # questions waiting, by request id
+        self._changed = asyncio.Event()
+
+    @property
+    def running(self) -> bool:
+        return self.task is not None and not self.task.done()
+
+    @property
+    def last_id(self) -> int:
+        return self.next_id - 1
+
+    # the log ------------------------------------------------------------------------------
+
+    def append(self, data: dict[str, Any]) -> int:
+        event_id = self.next_id
+        self.next_id += 1
+        self.ids.append(event_id)
+        self.entries.append(data)
+        self._changed.set()
+        self._changed = asyncio.Event()
+        return event_id
+
+    def _new_log(self) -> None:
+        """A run starts: keep only the previous run's events (a slow watcher may need them)."""
+        keep = bisect.bisect_right(self.ids, self.run_start)
+        if keep:
+            self.dropped_until = self.ids[keep - 1]
+            del self.ids[:keep], self.entries[:keep]
+        self.run_start = self.last_id
+
+    def live(self) -> dict[str, Any] | None:
+        """The current run's start (`after`: replay from there) or None when none runs."""
+        if self.cut is None:
+            return None
+        return {"after": self.run_start, "model": self.model}
+
+    async def watch(self, after: int) -> AsyncIterator[bytes]:
+        """The events after `after`, then each new one as it comes, forever."""
+        if after > self.last_id or after < self.dropped_until:
+            yield sse(None, {"type": "resync"})  # this log cannot continue that stream
+            after = self.last_id
+        yield b"retry: 1000\n\n"
+        while True:
+            changed = self._changed
+            start = bisect.bisect_right(self.ids, after)
+            if start < len(self.ids):
+                batch = b"".join(sse(self.ids[i], self.entries[i])
+                                 for i in range(start, len(self.ids)))
+                after = self.ids[-1]
+                yield batch
+                continue
+            try:
+                await asyncio.wait_for(changed.wait(), HEARTBEAT)
+            except TimeoutError:
+                yield b": ping\n\n"
+
+    # runs ---------------------------------------------------------------------------------
+
+    def _ready_service(self, generation: int) -> SessionService:
+        if self.service is None or self.generation != generation:
+            if self.service is not None:  # the settings changed: a new service reads them
+                old = self.service
+                asyncio.get_running_loop().create_task(old.aclose())
+            self.service = self.make_service()
+            self.generation = generation
+        return self.service
+
+    def start(
+        self, text: str, *, model: str | None, agent: str | None, generation: int
+    ) -> None:
+        """Start a run (the caller checked that none runs); its events go to the log."""
+        service = self._ready_service(generation)
+        self._new_log()
+        self.cut = count_messages(service.store, self.session_id)
+        self.abort = AbortSignal()
+        self.model = model or ""
+        self.append({"type": "user", "text": text, "model": model or "", "agent": agent or ""})
+        self.task = asyncio.get_running_loop().create_task(
+            self._drive(service, text, model=model, agent=agent, abort=self.abort)
+        )
+
+    async def _drive(
+        self, service: SessionService, text: str, *, model: str | None, agent: str | None,
+        abort: AbortSignal,
+    ) -> None:
+        finished = False
+        try:
+            session = service.open(session_id=self.session_id)
+            label = service.model_label(session, model)
+            events = service.run(session, text, abort=abort, model=model, agent_name=agent)
+            async for event in events:
+                self._record(event, label)
+                finished = finished or event.type == "run_finished"
+        except ConfigError as exc:
+            self.append({"type": "notice", "text": str(exc), "level": "error"})
+            self.append({"type": "run_finished", "reason": "error", "detail": str(exc),
+                         "steps": 0, "usage": None})
+            finished = True
+        except Exception as exc:  # shown to the person; the server goes on
+            log.exception("run failed")
+            detail = f"The run failed: {type(exc).__name__}: {exc}"
+            self.append({"type": "run_finished", "reason": "error", "detail": detail,
+                         "steps": 0, "usage": None})
+            finished = True
+        finally:
+            if not finished:
+                self.append({"type": "run_finished", "reason": "aborted",
+                             "detail": abort.reason or "stopped", "steps": 0, "usage": None})
+            for request_id in list(self.pending):
+                self.append({"type": "answered", "request_id": request_id, "answer": None})
+            self.pending.clear()
+            self.cut = None
+
+    def _record(self, event: Event, label: str) -> None:
+        data = event_to_dict(event)
+        if isinstance(event, StepFinished) and self.costing is not None:
+            spent = self.costing(label, data["usage"])
+            if spent is not None:
+                data["cost"] = spent
+        if data["type"] in ("permission", "question"):
+            self.pending[str(data["request_id"])] = data
+        self.append(data)
+
+    # answers ------------------------------------------------------------------------------
+
+    def reply(self, request_id: str, reply: Reply) -> bool:
+        """A permission question answered; False when nothing waits for it any more."""
+        if self.service is None or not self.service.reply(request_id, reply):
+            return False
+        self.pending.pop(request_id, None)
+        shown = {"once": "Allowed once", "always": "Always allowed", "reject": "Rejected"}
+        text = shown[reply.kind] + (f": {reply.message}" if reply.message else "")
+        self.append({"type": "answered", "request_id": request_id, "answer": text})
+        return True
+
+    def answer(self, request_id: str, answer: str | None) -> bool:
+        """A question of the ask tool answered (None: declined)."""
+        if self.service is None or not self.service.answer(request_id, answer):
+            return False
+        self.pending.pop(request_id, None)
+        self.append({"type": "answered", "request_id": request_id, "answer": answer})
+        return True
+
+    def stop(self) -> bool:
+        if not self.running or self.abort is None:
+            return False
+        self.abort.abort("aborted by user")
+        return True
+
+    async def aclose(self) -> None:
+        if self.abort is not None:
+            self.abort.abort("the server stopped")
+        if self.task is not None:
+            with contextlib.suppress(asyncio.CancelledError, Exception):
+                await asyncio.wait_for(asyncio.shield(self.task), 10)
+        if self.service is not None:
+            await self.service.aclose()
+            self.service = None

@@ -1,0 +1,214 @@
+"""Settings for the page: providers (add from a template, "Other", test, remove, detect) and
+the models table (SPEC U3, P7-P10). The work is done by `totem providers` / `totem models`
+(cli/providers.py, cli/models.py, keys.py); this module only adapts it to JSON.
+
+A key typed into the page goes to the key store (keys.json, mode 0600) and the configuration
+refers to it as `${key:NAME}`: it is never written to the configuration, never sent back to
+the page, never logged.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import re
+from dataclasses import asdict
+from pathlib import Path
+from typing import Any
+
+from totem.config import Config, ConfigError, ProviderConfig, load_config
+
+__all__ = ["ModelCache", "add_provider", "detect_servers", "providers_view", "remove_provider",
+           "test_provider"]
+
+LIST_TIMEOUT = 8.0  # seconds to list one provider's models
+_NAME = re.compile(r"[A-Za-z0-9_.\-]{1,64}")
+_ENV = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+
+
+def _template_json(tpl: Any) -> dict[str, Any]:
+    return {"id": tpl.id, "label": tpl.label, "kind": tpl.kind, "base_url": tpl.base_url,
+            "key_env": tpl.key_env, "needs_key": tpl.needs_key, "local": tpl.local,
+            "note": tpl.note}
+
+
+def providers_view(root: Path) -> dict[str, Any]:
+    from totem.cli.providers import _key_state, user_config_path
+    from totem.providers.templates import templates
+
+    config = load_config(root)
+    return {
+        "providers": [{"name": c.name, "kind": c.kind, "base_url": c.base_url,
+                       "key": _key_state(c)} for c in config.providers.values()],
+        "model": config.model,
+        "templates": [_template_json(t) for t in templates()],
+        "config_path": str(user_config_path()),
+    }
+
+
+def add_provider(
+    *, template_id: str, name: str = "", url: str = "", key: str = "", key_env: str = "",
+    replace: bool = False,
+) -> str:
+    """Add a provider to the user configuration, as `totem providers add` does; the message
+    says what was done. ValueError (or ConfigError) says what is wrong, for a person."""
+    from totem.cli.providers import _read_user_config, _write_user_config
+    from totem.keys import key_ref, mask, set_key
+    from totem.providers.templates import template
+
+    try:
+        tpl = template(template_id)
+    except KeyError as exc:
+        raise ValueError(exc.args[0]) from None
+    name = (name or tpl.id).strip()
+    if not _NAME.fullmatch(name):
+        raise ValueError(f"a provider name may hold letters, digits, '_', '.' and '-': {name!r}")
+    base_url = (url.strip() or tpl.base_url).rstrip("/")
+    if not base_url and tpl.kind != "bedrock":
+        raise ValueError(f"{tpl.label} needs a base URL")
+    if base_url and not re.match(r"https?://", base_url):
+        raise ValueError("the base URL must start with http:// or https://")
+    data = _read_user_config()
+    providers = data.get("providers") or {}
+    if not isinstance(providers, dict):
+        raise ValueError("`providers` in the user configuration must be a mapping")
+    if name in providers and not replace:
+        raise ValueError(f"a provider named {name} exists already: choose another name")
+    spec: dict[str, Any] = {"kind": tpl.kind}
+    if base_url:
+        spec["base_url"] = base_url
+    key = key.strip()
+    if key:
+        set_key(name, key)
+        spec["key"] = key_ref(name)
+        note = f"key {mask(key)} stored in the key store"
+    elif key_env.strip():
+        if not _ENV.fullmatch(key_env.strip()):
+            raise ValueError(f"not an environment variable name: {key_env!r}")
+        spec["key"] = "${env:" + key_env.strip() + "}"
+        note = f"key from ${key_env.strip()}"
+    elif tpl.needs_key and tpl.key_env:
+        spec["key"] = "${env:" + tpl.key_env + "}"
+        note = f"no key given: it will come from ${tpl.key_env}"
+    else:
+        note = "no key"
+    if tpl.options:
+        spec["options"] = dict(tpl.options)
+    providers[name] = spec
+    data["providers"] = providers
+    _write_user_config(data)
+    return f"Added {name} ({tpl.label}, {base_url or 'default endpoint'}); {note}."
+
+
+def remove_provider(name: str) -> str:
+    """Remove a provider of the user configuration (and its stored key, if no other uses it)."""
+    from totem.cli.providers import _read_user_config, _write_user_config
+    from totem.keys import KEY_REF, delete_key
+
+    data = _read_user_config()
+    providers = data.get("providers") or {}
+    if not isinstance(providers, dict) or name not in providers:
+        raise ValueError(f"no provider named {name} in the user configuration (a project's "
+                         "configuration file is edited by hand)")
+    spec = providers.pop(name)
+    data["providers"] = providers
+    _write_user_config(data)
+    refs = KEY_REF.findall(str(spec.get("key") or "")) if isinstance(spec, dict) else []
+    still = {r for other in providers.values() if isinstance(other, dict)
+             for r in KEY_REF.findall(str(other.get("key") or ""))}
+    forgotten = [r for r in refs if r not in still and delete_key(r)]
+    return f"Removed {name}" + (" and its stored key." if forgotten else ".")
+
+
+async def _infos(cfg: ProviderConfig) -> list[Any]:
+    from totem.cli.models import list_model_infos
+    from totem.cli.providers import resolved
+
+    return await asyncio.wait_for(list_model_infos(resolved(cfg)), LIST_TIMEOUT)
+
+
+def _failure(exc: BaseException) -> str:
+    from totem.providers.base import ProviderError
+
+    if isinstance(exc, ProviderError):
+        return exc.message
+    if isinstance(exc, TimeoutError):
+        return f"no answer within {LIST_TIMEOUT:g} s"
+    if isinstance(exc, ConfigError | ValueError):
+        return str(exc)
+    return f"{type(exc).__name__}: {exc}"
+
+
+async def test_provider(root: Path, name: str) -> dict[str, Any]:
+    config = load_config(root)
+    cfg = config.providers.get(name)
+    if cfg is None:
+        return {"ok": False, "message": f"no provider named {name}"}
+    try:
+        infos = await _infos(cfg)
+    except Exception as exc:
+        return {"ok": False, "message": f"{name}: {_failure(exc)}"}
+    ids = [i.id for i in infos]
+    shown = ", ".join(ids[:8]) + (f", … ({len(ids) - 8} more)" if len(ids) > 8 else "")
+    return {"ok": True, "message": f"{name}: OK, {len(ids)} models" + (f": {shown}" if ids else ""),
+            "models": ids}
+
+
+async def detect_servers() -> list[dict[str, Any]]:
+    from totem.providers.detect import detect
+
+    return [asdict(found) for found in await detect()]
+
+
+def _info_json(info: Any) -> dict[str, Any]:
+    data = asdict(info)
+    data["price"] = asdict(info.price) if info.price is not None else None
+    return data
+
+
+class ModelCache:
+    """What each provider lists, kept until the settings change (`clear`)."""
+
+    def __init__(self) -> None:
+        self._found: dict[str, list[dict[str, Any]] | str] = {}
+        self._lock = asyncio.Lock()
+
+    def clear(self) -> None:
+        self._found.clear()
+
+    async def _listing(self, cfg: ProviderConfig) -> list[dict[str, Any]] | str:
+        key = f"{cfg.name}\0{cfg.kind}\0{cfg.base_url}"
+        if key not in self._found:
+            try:
+                self._found[key] = [_info_json(i) for i in await _infos(cfg)]
+            except Exception as exc:
+                return _failure(exc)  # not kept: the server may come up later
+        return self._found[key]
+
+    async def table(self, root: Path) -> dict[str, Any]:
+        """Every configured provider's models, with what is known of each (None: unknown)."""
+        config = load_config(root)
+        async with self._lock:
+            found = await asyncio.gather(*(self._listing(c) for c in config.providers.values()))
+        groups = []
+        for cfg, listing in zip(config.providers.values(), found, strict=True):
+            models = listing if isinstance(listing, list) else []
+            groups.append({"provider": cfg.name, "kind": cfg.kind,
+                           "models": _with_configured(config, cfg, models),
+                           "error": listing if isinstance(listing, str) else None})
+        return {"default": config.model, "providers": groups}
+
+
+def _with_configured(
+    config: Config, cfg: ProviderConfig, listed: list[dict[str, Any]]
+) -> list[dict[str, Any]]:
+    """The listed models, and those the configuration names that the provider did not list."""
+    from totem.providers.catalogue import model_info
+
+    names = {m["id"] for m in listed}
+    extra = list(cfg.models)
+    if config.model and config.model.partition("/")[0] == cfg.name:
+        extra.insert(0, config.model.partition("/")[2])
+    if config.model and len(config.providers) == 1 and "/" not in config.model:
+        extra.insert(0, config.model)
+    added = [_info_json(model_info(cfg, m)) for m in dict.fromkeys(extra) if m and m not in names]
+    return added + listed

@@ -1,0 +1,250 @@
+"""What `totem serve` holds for one project: the store, a hub per watched session, the
+settings' generation (a change makes the next run read the configuration again) and the
+models each provider lists."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from totem.config import Config, ConfigError, load_config
+from totem.messages import Usage
+from totem.server.hub import Hub
+from totem.server.sessions import (
+    count_messages,
+    export,
+    fork,
+    info_json,
+    messages_json,
+    session_list,
+)
+from totem.server.settings import ModelCache
+from totem.store.base import SessionInfo, Store
+
+if TYPE_CHECKING:
+    from totem.session import SessionService
+
+__all__ = ["ServerState"]
+
+
+class ServerState:
+    def __init__(
+        self, root: Path, store: Store, *,
+        make_service: Callable[[], SessionService] | None = None,
+    ) -> None:
+        self.root = root.resolve()
+        self.project = str(self.root)
+        self.store = store
+        self.hubs: dict[str, Hub] = {}
+        self.generation = 0
+        self.models = ModelCache()
+        self._make_service = make_service
+        self._config: tuple[int, Config] | None = None
+
+    # configuration --------------------------------------------------------------------------
+
+    def config(self) -> Config:
+        if self._config is None or self._config[0] != self.generation:
+            try:
+                config = load_config(self.root)
+            except ConfigError:
+                config = Config()
+            self._config = (self.generation, config)
+        return self._config[1]
+
+    def settings_changed(self) -> None:
+        self.generation += 1
+        self.models.clear()
+
+    def make_service(self) -> SessionService:
+        if self._make_service is not None:
+            return self._make_service()
+        from totem.session import SessionService
+
+        return SessionService(self.root, mode="interactive", store=self.store)
+
+    def cost(self, label: str, usage: dict[str, Any]) -> float | None:
+        """USD for `usage` with the model `label` (provider/model); None when unknown."""
+        from totem.providers.catalogue import cost, model_info
+
+        name, _, model = label.partition("/")
+        config = self.config()
+        pconf = config.providers.get(name)
+        if pconf is None and len(config.providers) == 1:
+            pconf, model = next(iter(config.providers.values())), label
+        price = model_info(pconf, model or label).price
+        fields = {k: int(v) for k, v in usage.items() if k in Usage.__slots__}
+        return cost(Usage(**fields), price)
+
+    # sessions -------------------------------------------------------------------------------
+
+    def _session(self, session_id: str) -> SessionInfo | None:
+        found = self.store.get_session(session_id)
+        return found if found is not None and found.project == self.project else None
+
+    def hub(self, session_id: str) -> Hub | None:
+        hub = self.hubs.get(session_id)
+        if hub is None:
+            if self._session(session_id) is None:
+                return None
+            hub = self.hubs[session_id] = Hub(
+                session_id, make_service=self.make_service, generation=self.generation,
+                costing=self.cost,
+            )
+        return hub
+
+    def info(self) -> dict[str, Any]:
+        from totem import __version__
+        from totem.agents.definitions import load_agents
+        from totem.commands import load_commands
+
+        problems: list[str] = []
+        commands = load_commands(self.root, problems=problems)
+        agents = load_agents(self.root, self.store, problems=problems)
+        return {
+            "version": __version__,
+            "root": self.project,
+            "name": self.root.name,
+            "model": self.config().model,
+            "commands": [{"name": c.name, "description": c.description}
+                         for c in commands.values()],
+            "agents": [{"name": a.name, "description": a.description, "source": a.source}
+                       for a in agents.values()],
+            "problems": problems,
+        }
+
+    def session_list(self) -> list[dict[str, Any]]:
+        running = {sid for sid, hub in self.hubs.items() if hub.running}
+        listed = session_list(self.store, self.project)
+        for item in listed:
+            item["running"] = item["id"] in running
+        return listed
+
+    def new_session(self, model: str) -> dict[str, Any]:
+        label = model or self.config().model or ""
+        return info_json(self.store.create_session(project=self.project, model=label))
+
+    def snapshot(self, hub: Hub) -> dict[str, Any]:
+        """The store up to the current run, and where its live events start (no overlap)."""
+        info = self._session(hub.session_id)
+        assert info is not None
+        messages = self.store.messages(hub.session_id)
+        usage, spent = Usage(), 0.0
+        known = True
+        for message in messages:
+            usage.add(message.usage)
+            if message.role == "assistant" and message.model:
+                one = self.cost(message.model, _usage_dict(message.usage))
+                known = known and one is not None
+                spent += one or 0.0
+        live = hub.live()
+        if live is not None and hub.cut is not None:
+            messages = messages[: hub.cut]
+            usage, spent, known = Usage(), 0.0, known  # the log's steps add the run's usage
+            for message in messages:
+                usage.add(message.usage)
+        return {
+            "session": info_json(info),
+            "messages": messages_json(messages),
+            "live": live,
+            "after": live["after"] if live is not None else hub.last_id,
+            "usage": _usage_dict(usage),
+            "cost": spent if known and live is None else None,
+            "children": self._children(hub.session_id),
+        }
+
+    def _children(self, session_id: str) -> list[dict[str, Any]]:
+        return [info_json(s) for s in self.store.list_sessions(self.project, limit=500)
+                if s.parent_id == session_id]
+
+    def fork(self, session_id: str, until: str | None) -> dict[str, Any] | str:
+        source = self._session(session_id)
+        if source is None:
+            return "no such session in this project"
+        hub = self.hubs.get(session_id)
+        if hub is not None and hub.running and until is None and hub.cut is not None:
+            return "wait for the run to end, or fork from an earlier message"
+        try:
+            return info_json(fork(self.store, source, until=until))
+        except KeyError:
+            return "no such message in this session"
+
+    def export(self, session_id: str) -> dict[str, Any] | None:
+        from totem.redact import Redactor
+
+        info = self._session(session_id)
+        if info is None:
+            return None
+        redact = Redactor.from_environment()
+        for pconf in self.config().providers.values():
+            if pconf.key is not None:
+                redact.add(pconf.key.reveal())
+        return export(self.store, info, redact=redact)
+
+    def count(self, session_id: str) -> int:
+        return count_messages(self.store, session_id)
+
+    # agents and providers ---------------------------------------------------------------------
+
+    def agents(self) -> dict[str, Any]:
+        from totem.server.agents import agents_view
+
+        view = agents_view(self.root, self.store)
+        view["tools"] = self.tool_names()
+        return view
+
+    def tool_names(self) -> list[str]:
+        from totem.tools.registry import builtin_tools
+
+        return sorted({t.name for t in builtin_tools()} | {"task", "websearch"})
+
+    def save_agent(self, data: dict[str, Any]) -> str | None:
+        from totem.agents.definitions import AgentError
+        from totem.server.agents import save_from_json
+
+        try:
+            save_from_json(self.root, self.store, data)
+        except AgentError as exc:
+            return str(exc)
+        return None
+
+    def delete_agent(self, scope: str, name: str) -> str | None:
+        from totem.server.agents import delete_saved
+
+        return None if delete_saved(self.root, self.store, scope=scope, name=name) else (
+            f"no saved agent {name} ({scope})")
+
+    def add_provider(self, data: dict[str, Any]) -> tuple[bool, str]:
+        from totem.keys import KeyStoreError
+        from totem.server.settings import add_provider
+
+        try:
+            message = add_provider(
+                template_id=str(data.get("template") or ""), name=str(data.get("name") or ""),
+                url=str(data.get("url") or ""), key=str(data.get("key") or ""),
+                key_env=str(data.get("key_env") or ""), replace=bool(data.get("replace")),
+            )
+        except (ValueError, ConfigError, KeyStoreError, OSError) as exc:
+            return False, str(exc)
+        self.settings_changed()
+        return True, message
+
+    def remove_provider(self, name: str) -> tuple[bool, str]:
+        from totem.keys import KeyStoreError
+        from totem.server.settings import remove_provider
+
+        try:
+            message = remove_provider(name)
+        except (ValueError, ConfigError, KeyStoreError, OSError) as exc:
+            return False, str(exc)
+        self.settings_changed()
+        return True, message
+
+    async def aclose(self) -> None:
+        for hub in list(self.hubs.values()):
+            await hub.aclose()
+
+
+def _usage_dict(usage: Usage) -> dict[str, int]:
+    return {name: int(getattr(usage, name)) for name in Usage.__slots__}

@@ -1,0 +1,257 @@
+// The page: sessions in the sidebar, the chat, the Agents panel and Settings (hash routes
+// #/s/ID, #/agents, #/settings).
+
+import { Chat } from "./chat.js";
+import { AgentsPanel, SettingsPanel } from "./panels.js";
+import { api, fmtWhen, h } from "./util.js";
+
+const $ = (id) => document.getElementById(id);
+
+class App {
+  constructor() {
+    this.chat = new Chat(this);
+    this.agents = new AgentsPanel(this, $("agents-view"));
+    this.settings = new SettingsPanel(this, $("settings-view"));
+    this.info = null;
+    this.sessions = [];
+    this.session = null;
+    this.models = null;
+    this.modelIds = [];
+    this.choice = {}; // session id -> chosen model
+    this.listTimer = null;
+  }
+
+  async start() {
+    this.bind();
+    await this.refreshInfo();
+    await this.loadSessions();
+    window.addEventListener("hashchange", () => this.route());
+    await this.route();
+    this.refreshModels().catch((err) => this.banner(`Models: ${err.message}`));
+  }
+
+  bind() {
+    $("new-session").addEventListener("click", () => this.newSession());
+    $("composer").addEventListener("submit", (e) => { e.preventDefault(); this.send(); });
+    const prompt = $("prompt");
+    prompt.addEventListener("keydown", (e) => {
+      if (e.key === "Enter" && !e.shiftKey && !e.isComposing) { e.preventDefault(); this.send(); }
+    });
+    prompt.addEventListener("input", () => this.autosize());
+    $("abort").addEventListener("click", () => this.chat.abort().catch((err) => this.banner(err.message)));
+    $("fork-session").addEventListener("click", () => this.fork(null));
+    $("model-picker").addEventListener("change", (e) => {
+      const value = e.target.value;
+      if (value === "__other__") {
+        const typed = window.prompt("Model to use, as provider/model:");
+        if (typed) { this.addModelOption(typed.trim()); e.target.value = typed.trim(); } else e.target.value = this.currentModel();
+      }
+      if (this.session) this.choice[this.session.id] = e.target.value;
+    });
+  }
+
+  autosize() {
+    const el = $("prompt");
+    el.style.height = "auto";
+    el.style.height = `${Math.min(el.scrollHeight + 2, window.innerHeight * 0.4)}px`;
+  }
+
+  banner(text) {
+    const el = $("banner");
+    el.hidden = !text;
+    el.textContent = text || "";
+  }
+
+  // routes -----------------------------------------------------------------------------------
+
+  async route() {
+    const hash = location.hash || "#/";
+    const tab = hash.startsWith("#/agents") ? "agents" : hash.startsWith("#/settings") ? "settings" : "chat";
+    for (const a of document.querySelectorAll("#tabs .tab")) a.classList.toggle("active", a.dataset.tab === tab);
+    $("chat-view").hidden = tab !== "chat";
+    $("agents-view").hidden = tab !== "agents";
+    $("settings-view").hidden = tab !== "settings";
+    try {
+      if (tab === "agents") return await this.agents.show();
+      if (tab === "settings") return await this.settings.show();
+      const match = hash.match(/^#\/s\/([\w-]+)/);
+      const id = match ? match[1] : null;
+      if (id && (!this.session || this.session.id !== id || !this.chat.sessionId)) await this.openSession(id);
+      else if (!id) this.showEmpty();
+    } catch (err) {
+      this.banner(err.message);
+    }
+  }
+
+  showEmpty() {
+    this.session = null;
+    this.chat.empty();
+    $("session-title").textContent = "New session";
+    $("session-meta").textContent = this.info ? this.info.root : "";
+    $("fork-session").hidden = true;
+    $("export-session").hidden = true;
+    this.renderSessions();
+    this.selectModel(null);
+    $("prompt").focus();
+  }
+
+  async openSession(id) {
+    const snap = await this.chat.open(id);
+    if (!snap) return;
+    this.session = snap.session;
+    this.showHead();
+    this.renderSessions();
+    this.selectModel(this.choice[id] || snap.session.model);
+  }
+
+  showHead() {
+    const s = this.session;
+    $("session-title").textContent = s.title || "New session";
+    const forked = s.parent_id ? " · forked" : "";
+    $("session-meta").textContent = `${s.model || "default model"} · ${fmtWhen(s.created)}${forked}`;
+    $("fork-session").hidden = false;
+    const exp = $("export-session");
+    exp.hidden = false;
+    exp.href = `/api/sessions/${s.id}/export`;
+    exp.setAttribute("download", `totem-${s.id}.json`);
+  }
+
+  // sessions ---------------------------------------------------------------------------------
+
+  async loadSessions() {
+    const { sessions } = await api("/api/sessions");
+    this.sessions = sessions;
+    this.renderSessions();
+    const current = this.session && sessions.find((s) => s.id === this.session.id);
+    if (current) { this.session = current; this.showHead(); }
+  }
+
+  sessionsChanged() {
+    clearTimeout(this.listTimer);
+    this.listTimer = setTimeout(() => this.loadSessions().catch(() => {}), 150);
+  }
+
+  renderSessions() {
+    const box = $("session-list");
+    box.replaceChildren();
+    if (!this.sessions.length) box.append(h("div", { class: "lead no-sessions", text: "No sessions yet." }));
+    for (const s of this.sessions) {
+      const active = this.session && this.session.id === s.id;
+      box.append(h("a", { class: `session${active ? " active" : ""}`, href: `#/s/${s.id}`, dataset: { session: s.id } },
+        h("span", { class: "t" }, s.running ? h("span", { class: "live", title: "running" }) : null, s.title || "New session"),
+        h("span", { class: "m", text: `${fmtWhen(s.updated)}${s.model ? ` · ${s.model}` : ""}${s.parent_id ? " · fork" : ""}` })));
+    }
+  }
+
+  async newSession() {
+    const { session } = await api("/api/sessions", { method: "POST", body: { model: this.currentModel() } });
+    this.sessions.unshift(session);
+    location.hash = `#/s/${session.id}`;
+    return session;
+  }
+
+  async fork(messageId) {
+    if (!this.session) return;
+    try {
+      const { session } = await api(`/api/sessions/${this.session.id}/fork`, { method: "POST", body: { message_id: messageId } });
+      await this.loadSessions();
+      location.hash = `#/s/${session.id}`;
+    } catch (err) { this.banner(`Fork: ${err.message}`); }
+  }
+
+  async send() {
+    const prompt = $("prompt");
+    const text = prompt.value.trim();
+    if (!text || this.chat.running) return;
+    const model = this.currentModel();
+    const agent = $("agent-picker").value || null;
+    try {
+      if (!this.session) {
+        const session = await this.newSession();
+        await this.openSession(session.id);
+      }
+      prompt.value = "";
+      this.autosize();
+      await this.chat.send(text, { model, agent });
+    } catch (err) {
+      prompt.value = text;
+      this.banner(err.message);
+    }
+  }
+
+  // project info, commands, agents, models -------------------------------------------------------
+
+  async refreshInfo() {
+    this.info = await api("/api/info");
+    $("project").textContent = this.info.name;
+    $("project").title = this.info.root;
+    $("version").textContent = `totem ${this.info.version}`;
+    document.title = `totem · ${this.info.name}`;
+    const chips = $("chips");
+    chips.replaceChildren(...this.info.commands.map((c) => h("button", { type: "button", class: "chip", title: c.description,
+      dataset: { command: c.name }, text: `/${c.name}`, onclick: () => this.useCommand(c.name) })));
+    const picker = $("agent-picker");
+    const chosen = picker.value;
+    picker.replaceChildren(h("option", { value: "", text: "(default)" }),
+      ...this.info.agents.map((a) => h("option", { value: a.name, text: a.name, title: a.description })));
+    picker.value = this.info.agents.some((a) => a.name === chosen) ? chosen : "";
+    if (this.info.problems.length) this.banner(this.info.problems.join(" "));
+  }
+
+  useCommand(name) {
+    const prompt = $("prompt");
+    prompt.value = `/${name} `;
+    prompt.focus();
+    prompt.setSelectionRange(prompt.value.length, prompt.value.length);
+    this.autosize();
+  }
+
+  async refreshModels(fresh = false) {
+    this.models = await api(`/api/models${fresh ? "?refresh=1" : ""}`);
+    const picker = $("model-picker");
+    const chosen = picker.value;
+    picker.replaceChildren();
+    this.modelIds = [];
+    for (const group of this.models.providers) {
+      const og = h("optgroup", { label: group.provider });
+      for (const m of group.models) {
+        const id = `${group.provider}/${m.id}`;
+        this.modelIds.push(id);
+        const ctx = m.context_window ? `${Math.round(m.context_window / 1000)}k` : "context unknown";
+        const tools = m.tools === false ? "no tools" : m.tools_unreliable ? "tools unreliable" : m.tools ? "" : "tools unknown";
+        og.append(h("option", { value: id, text: m.id, title: [ctx, tools].filter(Boolean).join(" · ") }));
+      }
+      if (!group.models.length) og.append(h("option", { disabled: true, text: group.error ? "(cannot list models)" : "(no models listed)" }));
+      picker.append(og);
+    }
+    picker.append(h("option", { value: "__other__", text: "Other model…" }));
+    this.selectModel(chosen && chosen !== "__other__" ? chosen : null);
+    return this.models;
+  }
+
+  addModelOption(id) {
+    const picker = $("model-picker");
+    if ([...picker.options].some((o) => o.value === id)) return;
+    picker.insertBefore(h("option", { value: id, text: id }), picker.firstChild);
+  }
+
+  selectModel(wanted) {
+    const picker = $("model-picker");
+    const value = wanted || (this.session && this.choice[this.session.id]) || (this.session && this.session.model) ||
+      (this.models && this.models.default) || "";
+    if (!value) return;
+    if (!this.models) { this.addModelOption(value); picker.value = value; return; }
+    const full = this.modelIds.includes(value) ? value : this.modelIds.find((id) => id.endsWith(`/${value}`)) || value;
+    this.addModelOption(full);
+    picker.value = full;
+  }
+
+  currentModel() {
+    const value = $("model-picker").value;
+    return value && value !== "__other__" ? value : null;
+  }
+}
+
+const app = new App();
+window.totem = app;
+app.start().catch((err) => app.banner(err.message));
