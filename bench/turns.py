@@ -31,7 +31,10 @@ from typing import Any
 from totem.providers.fake_server import FakeOpenAIServer
 
 HERE = Path(__file__).resolve().parent
-TOTEM = Path(sys.executable).parent / "totem"
+# the totem to measure: this environment's, or another build's (bench/compare.sh)
+TOTEM = Path(os.environ.get("TOTEM_BIN") or Path(sys.executable).parent / "totem")
+# a cache of its own for each build measured (tool specs are cached per version and source)
+CACHE = Path(tempfile.gettempdir()) / f"totem-bench-cache-{abs(hash(str(TOTEM))) % 10**8}"
 
 APP = "def add(a, b):\n    return a + b\n\n\ndef one():\n    return 1\n" * 20
 SCRIPT: list[dict[str, Any]] = [
@@ -80,7 +83,7 @@ def one_run() -> dict[str, float]:
             provider = f"fake: {{kind: openai, base_url: '{url}'}}"
             config.write_text(f"model: fake/bench-model\nproviders:\n  {provider}\n")
             env = dict(os.environ, TOTEM_CONFIG=str(config), XDG_DATA_HOME=str(base / "data"),
-                       XDG_CONFIG_HOME=str(base / "cfg"))
+                       XDG_CONFIG_HOME=str(base / "cfg"), XDG_CACHE_HOME=str(CACHE))
             started = time.time()
             wall, cpu, rss, code = timed(
                 [str(TOTEM), "run", "--yes", "--format", "json", "do the task"], cwd=root, env=env
@@ -113,6 +116,7 @@ def main() -> None:
     args = parser.parse_args()
     baseline = median_time([sys.executable, "-c", "pass"], max(args.runs, 5))
     version = median_time([str(TOTEM), "--version"], max(args.runs, 5))
+    one_run()  # warm-up: fills the build's caches, not counted
     results = [one_run() for _ in range(args.runs)]
 
     def med(key: str) -> float:
@@ -130,7 +134,9 @@ def main() -> None:
         ("system + tool definitions", f"{med('prompt_tokens'):.0f} tokens (chars/4)",
          f"system alone {med('system_tokens'):.0f}"),
     ]
-    print(f"totem bench: scripted 10-turn task, median of {args.runs} runs")
+    label = os.environ.get("TOTEM_BENCH_LABEL", "")
+    print(f"totem bench{' ' + label if label else ''}: scripted 10-turn task, "
+          f"median of {args.runs} runs")
     for name, value, note in rows:
         print(f"  {name:28} {value:>22}  {note}")
 
