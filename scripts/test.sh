@@ -22,6 +22,7 @@ done
 .venv/bin/python -m pip install -q --disable-pip-version-check -e '.[test]' \
   -r tests/requirements-providers.txt 2>&1 | grep -v '^WARNING: Location' || true
 (cd tests/node && npm install --no-audit --no-fund --loglevel=error >/dev/null)
+bash scripts/web-test-deps.sh  # Debian's chromium + the playwright package (no browser download)
 
 if [ "$with_model" = 1 ]; then
   PYTHON=.venv/bin/python bash scripts/cpu-model.sh >/dev/null
@@ -31,7 +32,7 @@ if [ "$with_litellm" = 1 ]; then
   bash scripts/litellm.sh >/dev/null
   export TOTEM_REQUIRE_LITELLM=1
 fi
-export TOTEM_REQUIRE_SERVERS=1
+export TOTEM_REQUIRE_SERVERS=1 TOTEM_REQUIRE_WEB=1
 
 .venv/bin/ruff check src tests bench
 .venv/bin/mypy

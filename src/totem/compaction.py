@@ -50,12 +50,27 @@ def _part_chars(part: Part) -> int:
     return 0  # notices and summary records are never sent
 
 
+_SPEC_CHARS: dict[int, tuple[Sequence[ToolSpec], int]] = {}
+
+
+def _spec_chars(specs: Sequence[ToolSpec]) -> int:
+    """The serialized size of a tool list, computed once per list (it is paid every step)."""
+    if not specs:
+        return 0
+    cached = _SPEC_CHARS.get(id(specs))
+    if cached is not None and cached[0] is specs:
+        return cached[1]
+    size = len(json.dumps([dataclasses.asdict(s) for s in specs]))
+    if len(_SPEC_CHARS) > 64:
+        _SPEC_CHARS.clear()
+    _SPEC_CHARS[id(specs)] = (specs, size)
+    return size
+
+
 def estimate(system: str, messages: Sequence[Message], specs: Sequence[ToolSpec]) -> int:
     """Tokens of a request, estimated as characters / 4."""
-    chars = len(system) + sum(_part_chars(p) + 0 for m in messages for p in m.parts)
-    chars += 16 * len(messages)
-    if specs:
-        chars += len(json.dumps([dataclasses.asdict(s) for s in specs]))
+    chars = len(system) + sum(_part_chars(p) for m in messages for p in m.parts)
+    chars += 16 * len(messages) + _spec_chars(specs)
     return chars // CHARS_PER_TOKEN
 
 

@@ -47,6 +47,9 @@ def _parser() -> object:
     from totem.cli.mcp import add_parser as add_mcp_parser
 
     add_mcp_parser(sub)
+    from totem.cli.serve import add_parser as add_serve_parser
+
+    add_serve_parser(sub)
     return parser
 
 
@@ -69,6 +72,10 @@ def main(argv: list[str] | None = None) -> int:
         from totem.cli.run import run_command
 
         return run_command(args)
+    if args.command == "serve":
+        from totem.cli.serve import serve_command
+
+        return serve_command(args)
     if args.command == "mcp":
         from totem.cli.mcp import mcp_command
 

@@ -14,6 +14,8 @@ from typing import Any
 __all__ = ["add_parser", "serve_command"]
 
 EXIT_OK, EXIT_USAGE = 0, 2
+DEFAULT_PORT = 8765
+PORT_TRIES = 10  # without --port: the default port, else one of the next ones
 
 
 def add_parser(subparsers: Any) -> argparse.ArgumentParser:
@@ -26,8 +28,9 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
 
 
 def _arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--port", type=int, default=8765,
-                        help="the port (default 8765; 0: any free port)")
+    parser.add_argument("--port", type=int, default=None,
+                        help=f"the port (default {DEFAULT_PORT}, or the next free one; "
+                             "0: any free port)")
     parser.add_argument("--host", default="127.0.0.1",
                         help="the address to listen on (default 127.0.0.1, this computer only)")
     parser.add_argument("--open", action="store_true", help="open the page in a browser")
@@ -35,18 +38,38 @@ def _arguments(parser: argparse.ArgumentParser) -> None:
 
 def serve_command(args: argparse.Namespace) -> int:
     import asyncio
-    import signal
-    from pathlib import Path
 
     from totem.config import ConfigError
-    from totem.server import serve, warning_for
+    from totem.server import warning_for
 
     warning = warning_for(args.host)
     if warning:
         print(f"\n{'!' * 78}\n{warning}\n{'!' * 78}\n", file=sys.stderr, flush=True)
-    if not 0 <= args.port <= 65535:
+    if args.port is not None and not 0 <= args.port <= 65535:
         print(f"totem: --port must be between 0 and 65535, not {args.port}", file=sys.stderr)
         return EXIT_USAGE
+    ports = [args.port] if args.port is not None else [
+        DEFAULT_PORT + i for i in range(PORT_TRIES)]
+    try:
+        asyncio.run(_serve(args, ports))
+    except OSError as exc:
+        where = f"{args.host}:{ports[-1] if len(ports) == 1 else f'{ports[0]}-{ports[-1]}'}"
+        print(f"totem: cannot listen on {where}: {exc.strerror or exc}", file=sys.stderr)
+        return EXIT_USAGE
+    except ConfigError as exc:
+        print(f"totem: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    return EXIT_OK
+
+
+async def _serve(args: argparse.Namespace, ports: list[int]) -> None:
+    """Serve on the first of `ports` that is free, until SIGINT or SIGTERM."""
+    import asyncio
+    import errno
+    import signal
+    from pathlib import Path
+
+    from totem.server import serve
 
     def ready(url: str) -> None:
         print(f"totem serve: {Path.cwd()}\n  open {url}\n(Ctrl-C stops it)", flush=True)
@@ -55,23 +78,17 @@ def serve_command(args: argparse.Namespace) -> int:
 
             webbrowser.open(url)
 
-    async def main() -> None:
-        stop = asyncio.Event()
-        loop = asyncio.get_running_loop()
-        for sig in (signal.SIGINT, signal.SIGTERM):
-            loop.add_signal_handler(sig, stop.set)
-        await serve(Path.cwd(), host=args.host, port=args.port, on_ready=ready, stop=stop)
-
-    try:
-        asyncio.run(main())
-    except OSError as exc:
-        print(f"totem: cannot listen on {args.host}:{args.port}: {exc.strerror or exc}",
-              file=sys.stderr)
-        return EXIT_USAGE
-    except ConfigError as exc:
-        print(f"totem: {exc}", file=sys.stderr)
-        return EXIT_USAGE
-    return EXIT_OK
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        loop.add_signal_handler(sig, stop.set)
+    for port in ports:
+        try:
+            await serve(Path.cwd(), host=args.host, port=port, on_ready=ready, stop=stop)
+            return
+        except OSError as exc:
+            if exc.errno != errno.EADDRINUSE or port == ports[-1]:
+                raise
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -53,20 +53,35 @@ async def serve(
         store = default_store()
     state = ServerState(root, store, make_service=make_service)
     guard = Guard(token or new_token(), host, port)
-    server = HttpServer(App(state, guard).handle, base_headers=SECURITY_HEADERS)
-    await server.start(host, port)
+    app = App(state, guard)
+    server = HttpServer(app.api, front=app.front, base_headers=SECURITY_HEADERS)
+    try:
+        await server.start(host, port)
+    except BaseException:
+        store.close()
+        raise
     guard.port = server.port
     if on_ready is not None:
         on_ready(page_url(host, server.port, guard.token))
+    warming = asyncio.get_running_loop().run_in_executor(None, _warm)
     try:
-        if stop is None:
-            await server.serve_forever()
-        else:
-            await stop.wait()
+        await (stop or asyncio.Event()).wait()
+        await warming
     finally:
         await server.stop()
         await state.aclose()
         store.close()
+
+
+def _warm() -> None:
+    """Import now, in a thread, what the page's first requests need (about 0.2 s), so that
+    the first page load does not pay for it."""
+    import importlib
+
+    for name in ("yaml", "totem.session", "totem.commands", "totem.agents.definitions",
+                 "totem.agents.saved", "totem.providers.registry", "totem.providers.catalogue",
+                 "totem.cli.models", "totem.cli.providers", "totem.tools.registry"):
+        importlib.import_module(name)
 
 
 def warning_for(host: str) -> str | None:

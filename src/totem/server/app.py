@@ -92,6 +92,13 @@ class App:
         self.routes = [(m, re.compile(p + "$"), f) for m, p, f in table]
 
     async def handle(self, request: Request) -> Response | EventStream:
+        """Answer `request` (in one place: `front`, then `api`)."""
+        return self.front(request) or await self.api(request)
+
+    def front(self, request: Request) -> Response | None:
+        """What can be answered without the sessions: refusals, the page, static files.
+
+        Runs in the server's front thread; None hands the request to `api`."""
         stream = request.path.endswith("/events")
         refused = self.guard.refusal(request, stream=stream)
         if refused is not None:
@@ -102,6 +109,10 @@ class App:
             return self.page(request)
         if request.path.startswith("/static/") and request.method in ("GET", "HEAD"):
             return self.static(request, request.path.removeprefix("/static/"))
+        return None
+
+    async def api(self, request: Request) -> Response | EventStream:
+        """The API, on the main loop (`front` has let the request through)."""
         allowed = []
         for method, pattern, route in self.routes:
             match = pattern.match(request.path)

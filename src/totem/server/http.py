@@ -1,8 +1,9 @@
 """A small HTTP/1.1 server on asyncio streams: enough for one page and its API, no dependency.
 
-    server = HttpServer(handler)            # handler: async (Request) -> Response | EventStream
-    await server.start("127.0.0.1", 0)      # server.port is the port it got
-    await server.serve_forever()
+    server = HttpServer(handler, front=quick)   # handler: async (Request) -> Response | EventStream
+    await server.start("127.0.0.1", 0)         # server.port is the port it got
+    ...
+    await server.stop()
 
 Requests are read whole (bodies up to `MAX_BODY`), keep-alive is honoured, and an
 `EventStream` response (server-sent events) holds its connection until the stream ends or
@@ -14,10 +15,12 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
-from collections.abc import AsyncIterator, Awaitable, Callable
+import logging
+import threading
+from collections.abc import AsyncGenerator, Awaitable, Callable
 from dataclasses import dataclass, field
 from http import HTTPStatus
-from typing import Any, TypeAlias
+from typing import Any, TypeAlias, TypeVar
 from urllib.parse import parse_qsl, unquote, urlsplit
 
 __all__ = ["EventStream", "HttpServer", "Request", "Response", "json_response"]
@@ -59,11 +62,14 @@ class Response:
 class EventStream:
     """A `text/event-stream` answer: each item of `chunks` is written as it comes."""
 
-    chunks: AsyncIterator[bytes]
+    chunks: AsyncGenerator[bytes, None]
     headers: dict[str, str] = field(default_factory=dict)
 
 
 Handler: TypeAlias = Callable[[Request], Awaitable[Response | EventStream]]
+FrontHandler: TypeAlias = Callable[[Request], Response | None]
+T = TypeVar("T")
+log = logging.getLogger("totem.server")
 
 
 def json_response(data: Any, status: int = 200, headers: dict[str, str] | None = None) -> Response:
@@ -113,28 +119,75 @@ def _head(status: int, headers: dict[str, str]) -> bytes:
 
 
 class HttpServer:
-    def __init__(self, handler: Handler, *, base_headers: dict[str, str] | None = None) -> None:
+    """Connections are served by a thread of their own (the front) with its own event loop.
+
+    `front(request)` answers there at once when it can (the page, static files, refusals:
+    nothing that touches the sessions); every other request is handed to `handler` on the
+    loop that called `start` (the main loop, where runs happen), and so is each chunk of an
+    event stream. A main loop busy with many runs thus never delays the page itself.
+    """
+
+    def __init__(
+        self, handler: Handler, *, front: FrontHandler | None = None,
+        base_headers: dict[str, str] | None = None,
+    ) -> None:
         self.handler = handler
+        self.front = front
         self.base_headers = dict(base_headers or {})
         self.port = 0
-        self._server: asyncio.Server | None = None
+        self._main: asyncio.AbstractEventLoop | None = None
+        self._front_loop: asyncio.AbstractEventLoop | None = None
+        self._thread: threading.Thread | None = None
+        self._closed: asyncio.Event | None = None  # on the front loop
         self._connections: set[asyncio.Task[None]] = set()
 
     async def start(self, host: str, port: int) -> None:
-        self._server = await asyncio.start_server(self._serve, host, port, limit=1 << 16)
-        self.port = self._server.sockets[0].getsockname()[1]
+        """Listen (in the front thread); raises what binding raised (OSError...)."""
+        self._main = asyncio.get_running_loop()
+        ready = threading.Event()
+        failure: list[BaseException] = []
 
-    async def serve_forever(self) -> None:
-        assert self._server is not None
-        async with self._server:
-            await self._server.serve_forever()
+        async def front() -> None:
+            self._front_loop = asyncio.get_running_loop()
+            self._closed = asyncio.Event()
+            try:
+                server = await asyncio.start_server(self._serve, host, port, limit=1 << 16)
+            except BaseException as exc:  # reported to the caller of start()
+                failure.append(exc)
+                ready.set()
+                return
+            self.port = server.sockets[0].getsockname()[1]
+            ready.set()
+            async with server:
+                await self._closed.wait()
+                server.close()
+                for task in list(self._connections):
+                    task.cancel()
+                await asyncio.gather(*self._connections, return_exceptions=True)
+
+        self._thread = threading.Thread(target=asyncio.run, args=(front(),),
+                                        name="totem-serve-front", daemon=True)
+        self._thread.start()
+        await asyncio.to_thread(ready.wait)
+        if failure:
+            await asyncio.to_thread(self._thread.join)
+            raise failure[0]
 
     async def stop(self) -> None:
-        if self._server is not None:
-            self._server.close()
-        for task in list(self._connections):
-            task.cancel()
-        await asyncio.gather(*self._connections, return_exceptions=True)
+        if self._front_loop is not None and self._closed is not None:
+            with contextlib.suppress(RuntimeError):  # its loop is already gone
+                self._front_loop.call_soon_threadsafe(self._closed.set)
+        if self._thread is not None:
+            await asyncio.to_thread(self._thread.join, 10)
+
+    async def _on_main(self, awaitable: Awaitable[T]) -> T:
+        """Run `awaitable` on the main loop; cancelling this cancels it there."""
+        assert self._main is not None
+
+        async def run() -> T:
+            return await awaitable
+
+        return await asyncio.wrap_future(asyncio.run_coroutine_threadsafe(run(), self._main))
 
     async def _serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         task = asyncio.current_task()
@@ -167,11 +220,12 @@ class HttpServer:
 
     async def _answer(self, request: Request) -> Response | EventStream:
         try:
-            return await self.handler(request)
+            quick = self.front(request) if self.front is not None else None
+            if quick is not None:
+                return quick
+            return await self._on_main(self.handler(request))
         except Exception as exc:  # a bug in a handler must not take the server down
-            import logging
-
-            logging.getLogger("totem.server").exception("handler failed")
+            log.exception("handler failed")
             return json_response({"error": f"internal error: {type(exc).__name__}"}, 500)
 
     async def _write(
@@ -192,9 +246,14 @@ class HttpServer:
                    "X-Accel-Buffering": "no", **stream.headers}
         writer.write(_head(200, headers))
         gone = asyncio.ensure_future(reader.read(1))  # b"" (or an error) when the client leaves
+        chunks = stream.chunks
 
         async def pump() -> None:
-            async for chunk in stream.chunks:
+            while True:
+                try:
+                    chunk = await self._on_main(anext(chunks))
+                except StopAsyncIteration:
+                    return
                 writer.write(chunk)
                 await writer.drain()
 
@@ -205,7 +264,5 @@ class HttpServer:
             for task in (gone, pumping):
                 task.cancel()
             await asyncio.gather(gone, pumping, return_exceptions=True)
-            close = getattr(stream.chunks, "aclose", None)
-            if close is not None:
-                with contextlib.suppress(Exception):
-                    await close()
+            with contextlib.suppress(Exception):
+                await self._on_main(chunks.aclose())

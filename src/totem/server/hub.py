@@ -19,7 +19,7 @@ import bisect
 import contextlib
 import json
 import logging
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncGenerator, Callable
 from typing import TYPE_CHECKING, Any
 
 from totem.abort import AbortSignal
@@ -101,7 +101,7 @@ class Hub:
             return None
         return {"after": self.run_start, "model": self.model}
 
-    async def watch(self, after: int) -> AsyncIterator[bytes]:
+    async def watch(self, after: int) -> AsyncGenerator[bytes, None]:
         """The events after `after`, then each new one as it comes, forever."""
         if after > self.last_id or after < self.dropped_until:
             yield sse(None, {"type": "resync"})  # this log cannot continue that stream

@@ -32,13 +32,18 @@ def _template_json(tpl: Any) -> dict[str, Any]:
 
 
 def providers_view(root: Path) -> dict[str, Any]:
-    from totem.cli.providers import _key_state, user_config_path
+    from totem.cli.providers import _key_state, _read_user_config, user_config_path
     from totem.providers.templates import templates
 
     config = load_config(root)
+    try:
+        mine = _read_user_config().get("providers") or {}
+    except ConfigError:
+        mine = {}
     return {
         "providers": [{"name": c.name, "kind": c.kind, "base_url": c.base_url,
-                       "key": _key_state(c)} for c in config.providers.values()],
+                       "key": _key_state(c), "removable": c.name in mine}
+                      for c in config.providers.values()],
         "model": config.model,
         "templates": [_template_json(t) for t in templates()],
         "config_path": str(user_config_path()),
@@ -52,7 +57,6 @@ def add_provider(
     """Add a provider to the user configuration, as `totem providers add` does; the message
     says what was done. ValueError (or ConfigError) says what is wrong, for a person."""
     from totem.cli.providers import _read_user_config, _write_user_config
-    from totem.keys import key_ref, mask, set_key
     from totem.providers.templates import template
 
     try:
@@ -76,27 +80,31 @@ def add_provider(
     spec: dict[str, Any] = {"kind": tpl.kind}
     if base_url:
         spec["base_url"] = base_url
-    key = key.strip()
-    if key:
-        set_key(name, key)
-        spec["key"] = key_ref(name)
-        note = f"key {mask(key)} stored in the key store"
-    elif key_env.strip():
-        if not _ENV.fullmatch(key_env.strip()):
-            raise ValueError(f"not an environment variable name: {key_env!r}")
-        spec["key"] = "${env:" + key_env.strip() + "}"
-        note = f"key from ${key_env.strip()}"
-    elif tpl.needs_key and tpl.key_env:
-        spec["key"] = "${env:" + tpl.key_env + "}"
-        note = f"no key given: it will come from ${tpl.key_env}"
-    else:
-        note = "no key"
+    reference, note = _key_entry(name, tpl, key.strip(), key_env.strip())
+    if reference is not None:
+        spec["key"] = reference
     if tpl.options:
         spec["options"] = dict(tpl.options)
     providers[name] = spec
     data["providers"] = providers
     _write_user_config(data)
     return f"Added {name} ({tpl.label}, {base_url or 'default endpoint'}); {note}."
+
+
+def _key_entry(name: str, tpl: Any, key: str, key_env: str) -> tuple[str | None, str]:
+    """What `key:` says in the configuration (a reference, never the key), and a note."""
+    from totem.keys import key_ref, mask, set_key
+
+    if key:
+        set_key(name, key)
+        return key_ref(name), f"key {mask(key)} stored in the key store"
+    if key_env:
+        if not _ENV.fullmatch(key_env):
+            raise ValueError(f"not an environment variable name: {key_env!r}")
+        return "${env:" + key_env + "}", f"key from ${key_env}"
+    if tpl.needs_key and tpl.key_env:
+        return "${env:" + tpl.key_env + "}", f"no key given: it will come from ${tpl.key_env}"
+    return None, "no key"
 
 
 def remove_provider(name: str) -> str:

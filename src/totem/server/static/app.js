@@ -19,15 +19,17 @@ class App {
     this.modelIds = [];
     this.choice = {}; // session id -> chosen model
     this.listTimer = null;
+    this.loadedAt = null;
   }
 
   async start() {
     this.bind();
-    await this.refreshInfo();
-    await this.loadSessions();
+    const models = this.refreshModels().catch((err) => this.banner(`Models: ${err.message}`));
+    await Promise.all([this.refreshInfo(), this.loadSessions()]);
     window.addEventListener("hashchange", () => this.route());
     await this.route();
-    this.refreshModels().catch((err) => this.banner(`Models: ${err.message}`));
+    await models;
+    this.loadedAt = performance.now(); // ms from the start of the navigation: the page is drawn
   }
 
   bind() {
@@ -38,6 +40,12 @@ class App {
       if (e.key === "Enter" && !e.shiftKey && !e.isComposing) { e.preventDefault(); this.send(); }
     });
     prompt.addEventListener("input", () => this.autosize());
+    document.addEventListener("keydown", (e) => {
+      if (e.key === "Escape" && this.chat.running && !$("chat-view").hidden) {
+        e.preventDefault();
+        this.chat.abort().catch((err) => this.banner(err.message));
+      }
+    });
     $("abort").addEventListener("click", () => this.chat.abort().catch((err) => this.banner(err.message)));
     $("fork-session").addEventListener("click", () => this.fork(null));
     $("model-picker").addEventListener("change", (e) => {

@@ -76,6 +76,7 @@ export class Chat {
       const turn = this.turn || this.newTurn();
       applyParts(turn, message, { onThread: (tool, meta) => this.threadLoader(tool, meta) });
       turn.el.dataset.message = message.id;
+      if (message.model) turn.label(message.model);
       for (const part of message.parts) {
         if (part.type === "tool" && part.name === "todo" && part.input && part.input.todos) todos = part.input.todos;
       }
@@ -125,7 +126,7 @@ export class Chat {
     });
     box.append(button);
     if (meta.note) box.append(h("div", { class: "notice warning", text: meta.note }));
-    tool.el.insertBefore(box, tool.body);
+    tool.el.after(box);
   }
 
   connect(after) {

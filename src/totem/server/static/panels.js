@@ -144,7 +144,8 @@ export class SettingsPanel {
         h("td", { class: "mono", text: p.base_url || "(default)" }), h("td", { text: p.key }),
         h("td", {}, h("div", { class: "row" },
           h("button", { type: "button", class: "small", text: "Test", onclick: () => this.test(p.name, result) }),
-          h("button", { type: "button", class: "small", text: "Remove", onclick: () => this.remove(p.name) })), result)));
+          p.removable ? h("button", { type: "button", class: "small", text: "Remove", onclick: () => this.remove(p.name) })
+            : h("span", { class: "lead", title: "Defined in a project's configuration file: edit that file.", text: "project file" })), result)));
     }
     configured.append(rows);
     this.modelsBox = h("div", { class: "card" }, h("h2", { text: "Models" }), h("p", { class: "lead", text: "Loading…" }));
@@ -270,6 +271,6 @@ export class SettingsPanel {
     table.append(body);
     this.modelsBox.replaceChildren(h("h2", {}, "Models ", h("button", { type: "button", class: "small", text: "Refresh", onclick: () => this.loadModels(true) })),
       body.children.length ? table : h("p", { class: "lead", text: "No model listed yet." }),
-      errors.length ? h("div", { class: "msg bad", text: errors.join("\n") }) : null);
+      ...errors.map((e) => h("div", { class: "msg bad", text: e })));
   }
 }

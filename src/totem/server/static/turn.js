@@ -119,7 +119,9 @@ export class Turn {
     tool.el.classList.remove("running");
     tool.el.classList.add(is_error ? "error" : "completed");
     const aborted = (output || "").includes("[Aborted by user]");
-    tool.status.textContent = aborted ? "aborted" : is_error ? "error" : title ? `done · ${title}` : "done";
+    const shown = tool.el.querySelector(".arg").textContent;
+    const more = title && !shown.includes(title) ? ` · ${title}` : "";
+    tool.status.textContent = aborted ? "aborted" : is_error ? "error" : `done${more}`;
     tool.out.textContent = output || "(no output)";
     if (tool.thread) tool.thread.working(false);
   }
@@ -138,10 +140,10 @@ export class Turn {
   thread(call_id, agent, model) {
     const tool = this.tools.get(call_id) || this.toolStart({ call_id, name: "task", input: null });
     if (!tool.thread) {
-      const box = h("div", { class: "thread" }, h("div", { class: "thread-head", text: `${agent} · ${model}` }));
-      tool.el.insertBefore(box, tool.body);
+      const box = h("div", { class: "thread", dataset: { call: call_id } },
+        h("div", { class: "thread-head", text: `${agent} · ${model}` }));
+      tool.el.after(box);
       tool.thread = new Turn(box, { compact: true, model });
-      tool.el.open = true;
     }
     return tool.thread;
   }
@@ -225,10 +227,17 @@ export class Turn {
     card.append(h("div", { class: "answer", text: answer === null ? "No answer" : `→ ${answer}` }));
   }
 
+  label(text) {
+    let el = this.foot.querySelector(".label-text");
+    if (!el) { el = h("span", { class: "label-text" }); this.foot.prepend(el); }
+    el.textContent = text;
+  }
+
   finish(ev) {
     this.working(false);
     this.seal();
     for (const card of this.cards.values()) if (!card.classList.contains("done")) this.answered(card.dataset.request, null);
+    if (!this.compact && this.model) this.label(`${this.model}${ev.steps ? ` · ${ev.steps} step${ev.steps > 1 ? "s" : ""}` : ""}`);
     if (ev.reason !== "finished") {
       const label = FINISH[ev.reason] || ev.reason;
       const detail = ev.detail ? `: ${ev.detail}` : "";

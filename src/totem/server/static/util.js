@@ -70,7 +70,12 @@ export function summarizeInput(input, limit = 120) {
     text = [input.path, input.pattern].filter(Boolean).join(" ");
   } else if (typeof input.pattern === "string") text = input.pattern;
   else if (typeof input.url === "string") text = input.url;
-  else if (typeof input.agent === "string") text = `${input.agent}: ${input.prompt || ""}`;
+  else if (typeof input.agent === "string") text = `${input.agent}: ${input.description || input.prompt || ""}`;
+  else if (typeof input.question === "string") text = input.question;
+  else if (Array.isArray(input.todos)) {
+    const done = input.todos.filter((t) => /done|complete/.test(String(t.status))).length;
+    text = `${input.todos.length} tasks, ${done} done`;
+  }
   else text = JSON.stringify(input);
   text = text.replace(/\s+/g, " ").trim();
   return text.length > limit ? `${text.slice(0, limit - 1)}…` : text;
