@@ -16,6 +16,11 @@
     tools:
       bash: {timeout: 120, forbidden: ["rm -rf /*", "git push *"]}
       websearch: {url: "http://127.0.0.1:8888"}   # a SearXNG instance; no url, no tool
+    totaljs: auto          # auto | always | never: which projects are Total.js ones (K1)
+    forge: true            # the Total.js documentation server and the search before a run
+    forgepages: 2          # documentation pages put into the system prompt
+    forgechars: 4000       # characters kept of each page
+    conventions: true      # the conventions skill and the check after write/edit/patch
 
 Keys are `Secret`s: resolved from `${env:VAR}` when used, masked in every repr.
 """
@@ -32,7 +37,7 @@ from totem.paths import config_dir
 from totem.permission import Action, Rule
 from totem.tools.base import ToolSettings
 
-__all__ = ["Config", "ConfigError", "ProviderConfig", "Secret", "load_config"]
+__all__ = ["Config", "ConfigError", "KnowledgeSettings", "ProviderConfig", "Secret", "load_config"]
 
 _ENV_REF = re.compile(r"\$\{env:([A-Za-z_][A-Za-z0-9_]*)\}")
 
@@ -88,6 +93,17 @@ class ProviderConfig:
 
 
 @dataclass(slots=True)
+class KnowledgeSettings:
+    """Framework knowledge (K1-K5, `totem.knowledge`): which projects get it, and its switches."""
+
+    totaljs: str = "auto"  # auto | always | never
+    forge: bool = True
+    forgepages: int = 2
+    forgechars: int = 4000
+    conventions: bool = True
+
+
+@dataclass(slots=True)
 class Config:
     model: str | None = None
     providers: dict[str, ProviderConfig] = field(default_factory=dict)
@@ -95,6 +111,7 @@ class Config:
     max_steps: int = 50
     tools: ToolSettings = field(default_factory=ToolSettings)
     detect_ports: dict[str, int] | None = None  # where to look for local servers (P8)
+    knowledge: KnowledgeSettings = field(default_factory=KnowledgeSettings)
     sources: list[Path] = field(default_factory=list)
 
 
@@ -183,6 +200,27 @@ def _ports(spec: Any) -> dict[str, int] | None:
     return {str(name): int(port) for name, port in spec.items()}
 
 
+def _knowledge(merged: dict[str, Any]) -> KnowledgeSettings:
+    mode = merged.get("totaljs", "auto")
+    if isinstance(mode, bool):  # YAML reads `totaljs: yes` or `no` as a boolean
+        mode = "always" if mode else "never"
+    if mode not in ("auto", "always", "never"):
+        raise ConfigError(f"totaljs: expected auto, always or never, not {mode!r}")
+    counts: dict[str, int] = {}
+    for key, default in (("forgepages", 2), ("forgechars", 4000)):
+        value = merged.get(key, default)
+        if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+            raise ConfigError(f"{key}: expected a whole number of 0 or more, not {value!r}")
+        counts[key] = value
+    return KnowledgeSettings(
+        totaljs=str(mode),
+        forge=bool(merged.get("forge", True)),
+        forgepages=counts["forgepages"],
+        forgechars=counts["forgechars"],
+        conventions=bool(merged.get("conventions", True)),
+    )
+
+
 def config_files(project: Path) -> list[Path]:
     files = [config_dir() / "config.yaml", project / ".totem" / "config.yaml"]
     if os.environ.get("TOTEM_CONFIG"):
@@ -205,5 +243,6 @@ def load_config(project: Path) -> Config:
         max_steps=int(merged.get("maxsteps", 50)),
         tools=_tool_settings(merged.get("tools") or {}),
         detect_ports=_ports((merged.get("detect") or {}).get("ports")),
+        knowledge=_knowledge(merged),
         sources=sources,
     )

@@ -16,6 +16,8 @@ from typing import TYPE_CHECKING
 from totem.abort import AbortSignal
 from totem.config import Config, ConfigError, ProviderConfig, load_config
 from totem.events import Event
+from totem.knowledge import KnowledgeState
+from totem.knowledge.session import ProjectKnowledge
 from totem.loop import Agent, run_events
 from totem.mcp import configured as mcp_configured
 from totem.paths import data_dir
@@ -94,6 +96,8 @@ class SessionService:
 
             self.mcp_config = load_mcp_config(self.root)
         self.mcp: McpManager | None = None
+        self.knowledge = ProjectKnowledge(self.root, self.config.knowledge, store=self.store)
+        self.state.service(KnowledgeState).settings = self.config.knowledge
         self._redact = Redactor.from_environment()
         for pconf in self.config.providers.values():
             if pconf.key is not None:
@@ -162,7 +166,10 @@ class SessionService:
 
             self._specs = specs_for(tools)
         if self._system is None:
-            self._system = build_system_prompt(self.root)
+            self._system = build_system_prompt(
+                self.root, knowledge=self.knowledge.primer(),
+                hidden_skills=self.knowledge.hidden_skills(),
+            )
         profile = profile_for(model)
         info = self._model_info(label, model)
         agent = Agent(
@@ -260,7 +267,8 @@ class SessionService:
             make_agent=self.agent_for_subagent,
             definitions=lambda: dict(self.agent_definitions()),
             system_for=lambda d: build_agent_prompt(
-                self.root, d.prompt, skills=d.tools is None or "skill" in d.tools
+                self.root, d.prompt, skills=d.tools is None or "skill" in d.tools,
+                knowledge=self.knowledge.primer(), hidden_skills=self.knowledge.hidden_skills(),
             ),
         )
         listing = {name: d.description for name, d in agents.items()}
@@ -309,8 +317,31 @@ class SessionService:
         expansion = expand(text, load_commands(self.root)) if text.startswith("/") else None
         model_text = expansion.model_text if expansion is not None else None
         self._warn_about_tools(agent)
+        if self.knowledge.active:  # the pages of earlier searches; a new one before step 1
+            prompt = text if expansion is None else None
+            base, agent.system = agent.system, agent.system + self.knowledge.pages_section()
+            agent.prepare = functools.partial(self._before_first_step, agent, base, prompt,
+                                              session.id)
         events = run_events(agent, session.id, text, abort=abort, model_text=model_text)
         return self._with_notices(events)
+
+    async def _before_first_step(
+        self, agent: Agent, base: str, prompt: str | None, session_id: str
+    ) -> list[Tool]:
+        """The MCP servers' tools, then the documentation search (K3): its pages join the
+        system prompt, and the documentation server's tools the run's."""
+        tools = await self.mcp_tools(agent) if self.mcp_config is not None else []
+        tools += await self.knowledge.before_first_step(
+            prompt,
+            session_id=session_id,
+            project=self.mcp,
+            declared=self.mcp_config.servers if self.mcp_config is not None else (),
+            permission=self.permission,
+            questions=self.questions,
+            context_window=agent.context_window,
+        )
+        agent.system = base + self.knowledge.pages_section()
+        return tools
 
     def _warn_about_tools(self, agent: Agent) -> None:
         from totem.providers.catalogue import tools_warning
@@ -366,7 +397,9 @@ class SessionService:
             tools=tools,
             specs=[s for s in (agent.specs or []) if s.name in {t.name for t in tools}],
             system=build_agent_prompt(self.root, definition.prompt,
-                                      skills=allowed is None or "skill" in allowed),
+                                      skills=allowed is None or "skill" in allowed,
+                                      knowledge=self.knowledge.primer(),
+                                      hidden_skills=self.knowledge.hidden_skills()),
             max_steps=definition.max_steps or agent.max_steps,
         )
         self._current = agent
@@ -382,6 +415,7 @@ class SessionService:
         if self.mcp is not None:
             await self.mcp.aclose()
             self.mcp = None
+        await self.knowledge.aclose()
         await self.state.aclose()
         for provider in self._providers.values():
             await provider.aclose()

@@ -1,7 +1,8 @@
 """The system prompt, built in order from files and functions (A1):
 
     base prompt (base.txt) -> environment -> project instructions (AGENTS.md and what it
-    points to) -> skills (name and description; the skill tool loads a body)
+    points to) -> framework knowledge (a pack's primer, `knowledge`) -> skills (name and
+    description; the skill tool loads a body)
 
 Tool definitions travel as the request's tool list. Instructions found in subfolders are
 added by the read tool when the agent reads a file there.
@@ -12,6 +13,7 @@ from __future__ import annotations
 import datetime
 import re
 import sys
+from collections.abc import Collection
 from pathlib import Path
 
 __all__ = ["build_system_prompt", "project_instructions"]
@@ -65,22 +67,30 @@ def project_instructions(root: Path) -> str:
     return joined
 
 
-def skills_section(root: Path) -> str:
+def skills_section(root: Path, *, hidden: Collection[str] = ()) -> str:
+    """The skills' names and descriptions; built-in skills named in `hidden` left out."""
     from totem.skills import load_skills, skills_prompt
 
-    return skills_prompt(load_skills(root))
+    found = load_skills(root)
+    return skills_prompt({n: s for n, s in found.items()
+                          if n not in hidden or s.source == "project"})
 
 
-def build_system_prompt(root: Path, *, skills: bool = True) -> str:
-    parts = [base_prompt(), environment(root), project_instructions(root)]
+def build_system_prompt(
+    root: Path, *, skills: bool = True, knowledge: str = "", hidden_skills: Collection[str] = ()
+) -> str:
+    parts = [base_prompt(), environment(root), project_instructions(root), knowledge.strip()]
     if skills:
-        parts.append(skills_section(root))
+        parts.append(skills_section(root, hidden=hidden_skills))
     return "\n\n".join(p for p in parts if p)
 
 
-def build_agent_prompt(root: Path, prompt: str, *, skills: bool) -> str:
+def build_agent_prompt(
+    root: Path, prompt: str, *, skills: bool, knowledge: str = "",
+    hidden_skills: Collection[str] = (),
+) -> str:
     """A custom or sub-agent's system prompt: its own text in place of the base prompt."""
-    parts = [prompt.strip(), environment(root), project_instructions(root)]
+    parts = [prompt.strip(), environment(root), project_instructions(root), knowledge.strip()]
     if skills:
-        parts.append(skills_section(root))
+        parts.append(skills_section(root, hidden=hidden_skills))
     return "\n\n".join(p for p in parts if p)

@@ -7,6 +7,7 @@ from typing import ClassVar
 
 from pydantic import BaseModel, Field
 
+from totem.knowledge import after_write
 from totem.tools.base import ToolContext, ToolError, ToolResult
 from totem.tools.read import is_binary, not_found
 from totem.tools.write import line_count, lines_of
@@ -88,7 +89,8 @@ async def _create(path: Path, content: str, ctx: ToolContext) -> ToolResult:
     ctx.snapshot(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_bytes(content.encode("utf-8"))
-    return ToolResult(f"Created {relative} ({lines_of(content)}).", title=relative)
+    done = f"Created {relative} ({lines_of(content)})."
+    return ToolResult(done + after_write(ctx, path), title=relative)
 
 
 async def _save(path: Path, before: str, after: str, replaced: int, ctx: ToolContext) -> ToolResult:
@@ -99,4 +101,5 @@ async def _save(path: Path, before: str, after: str, replaced: int, ctx: ToolCon
     delta = line_count(after) - line_count(before)
     change = f"{'+' if delta >= 0 else ''}{delta} lines"
     times = f"{replaced} occurrences" if replaced > 1 else "1 occurrence"
-    return ToolResult(f"Edited {relative}: replaced {times} ({change}).", title=relative)
+    done = f"Edited {relative}: replaced {times} ({change})."
+    return ToolResult(done + after_write(ctx, path), title=relative)

@@ -7,6 +7,7 @@ from typing import ClassVar
 
 from pydantic import BaseModel, Field
 
+from totem.knowledge import after_write
 from totem.tools.base import ToolContext, ToolError, ToolResult
 from totem.tools.patch_format import (
     FileChange,
@@ -73,7 +74,8 @@ class Patch:
             applied = "; ".join(done) or "nothing"
             raise ToolError(f"The patch failed part way ({exc}). Applied: {applied}.") from None
         files = f"{len(relatives)} file{'' if len(relatives) == 1 else 's'}"
-        return ToolResult("\n".join(done), title=f"patch {files}")
+        checked = "".join(after_write(ctx, p) for p in dict.fromkeys(resolved.values()))
+        return ToolResult("\n".join(done) + checked, title=f"patch {files}")
 
 
 def _read(path: Path, ctx: ToolContext) -> str | None:

@@ -6,6 +6,7 @@ from typing import ClassVar
 
 from pydantic import BaseModel, Field
 
+from totem.knowledge import after_write
 from totem.tools.base import ToolContext, ToolError, ToolResult
 
 __all__ = ["Write", "WriteInput", "line_count", "lines_of"]
@@ -45,4 +46,5 @@ class Write:
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_bytes(args.content.encode("utf-8"))
         verb = "Overwrote" if existed else "Created"
-        return ToolResult(f"{verb} {relative} ({lines_of(args.content)}).", title=relative)
+        done = f"{verb} {relative} ({lines_of(args.content)})."
+        return ToolResult(done + after_write(ctx, path), title=relative)
