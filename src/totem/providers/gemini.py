@@ -5,7 +5,7 @@
 `x-goog-api-key` header (never in the URL, so it cannot leak into an error or a log), reads
 the SSE stream with `sse.py`, and maps it back with `gemini_wire.from_wire` / `finish`.
 `list_models()` pages through GET `/v1beta/models`. Failures become the errors of `base.py`
-through the shared helpers of `retry.py`; Gemini's own shape is read on top: `error.status`
+through `http.HttpProvider`; Gemini's own shape is read on top: `error.status`
 ("RESOURCE_EXHAUSTED" ...), a `RetryInfo.retryDelay` when no Retry-After header came, and a
 400 whose reason is API_KEY_INVALID, which is an `AuthError`. The adapter never retries.
 """
@@ -14,23 +14,25 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 import httpx
 
-from totem.providers.base import (
-    AuthError,
-    InvalidRequest,
-    ModelRequest,
-    ProviderError,
-    RetryableError,
-    StreamEvent,
-)
+from totem.providers.base import AuthError, ModelRequest, ProviderError, StreamEvent
 from totem.providers.gemini_wire import GeminiStreamState, finish, from_wire, to_wire
-from totem.providers.retry import classify_status, error_message, parse_retry_after
-from totem.providers.sse import aiter_sse
+from totem.providers.http import (
+    HttpProvider,
+    json_body,
+    json_object,
+    json_or_none,
+    json_stream,
+    not_a_stream,
+    or_whole_answer,
+    sse_data,
+)
+from totem.providers.retry import error_message
 
 if TYPE_CHECKING:
     from totem.config import ProviderConfig
@@ -62,114 +64,47 @@ class GeminiModel:
         return "generateContent" in self.methods
 
 
-class GeminiProvider:
+class GeminiProvider(HttpProvider):
     """A configured Gemini endpoint: base URL, key, extra headers, options."""
 
-    def __init__(
-        self,
-        name: str,
-        base_url: str = DEFAULT_BASE_URL,
-        *,
-        api_key: str | None = None,
-        headers: Mapping[str, str] | None = None,
-        timeout: float | None = None,
-        options: Mapping[str, Any] | None = None,
-        transport: httpx.AsyncBaseTransport | None = None,
-    ) -> None:
-        self.name = name
-        self.options = {k: v for k, v in (options or {}).items() if k != "headers"}
-        version = str(self.options.get("api_version") or "v1beta")
-        base = (base_url or DEFAULT_BASE_URL).rstrip("/")
-        self.base_url = base.removesuffix(f"/{version}")
-        self.api_root = f"{self.base_url}/{version}"
-        self.headers = dict(headers or {})
-        self.timeout = float(timeout or self.options.get("timeout") or 300.0)
-        self._api_key = api_key or None
-        self._transport = transport
-        self._client: httpx.AsyncClient | None = None
+    default_base_url = DEFAULT_BASE_URL
+    key_header = "x-goog-api-key"
+    key_scheme = ""
 
-    def __repr__(self) -> str:
-        key = "set" if self._api_key else "none"
-        return f"GeminiProvider(name={self.name!r}, base_url={self.base_url!r}, key={key})"
+    @property
+    def _version(self) -> str:
+        return str(self.options.get("api_version") or "v1beta")
 
-    def _http(self) -> httpx.AsyncClient:
-        if self._client is None:
-            self._client = httpx.AsyncClient(
-                timeout=httpx.Timeout(self.timeout, connect=10.0, write=30.0),
-                limits=httpx.Limits(max_keepalive_connections=8, keepalive_expiry=60.0),
-                transport=self._transport,
-                verify=not self.base_url.startswith("http://"),
-            )
-        return self._client
+    def _root(self, base_url: str) -> str:
+        return super()._root(base_url).removesuffix(f"/{self._version}")
 
-    def _headers(self) -> dict[str, str]:
-        headers = {"User-Agent": "totem", **self.headers}
-        if self._api_key:
-            headers["x-goog-api-key"] = self._api_key
-        return headers
+    @property
+    def api_root(self) -> str:
+        """Where the API lives: `{base_url}/{api_version}`."""
+        return f"{self.base_url}/{self._version}"
 
-    def _redact(self, text: str) -> str:
-        return text.replace(self._api_key, "***") if self._api_key else text
-
-    def _network_error(self, exc: Exception) -> ProviderError:
-        detail = str(exc) or type(exc).__name__
-        if isinstance(exc, httpx.UnsupportedProtocol):
-            return InvalidRequest(self._redact(f"invalid base URL {self.base_url!r}: {detail}"))
-        if isinstance(exc, httpx.ConnectError):
-            detail = f"cannot connect to {self.base_url} ({detail})"
-        elif isinstance(exc, httpx.TimeoutException):
-            detail = f"{type(exc).__name__}: no answer from {self.base_url} in time"
-        return RetryableError(self._redact(f"network: {detail}"))
+    def _missed(self, request: httpx.Request) -> str:
+        return f" ({request.method} {request.url.path})"
 
     def _http_error(self, response: httpx.Response, body: bytes) -> ProviderError:
-        status = response.status_code
         detail = _ErrorDetail.parse(body, response.reason_phrase or "error")
-        message = f"HTTP {status}{f' {detail.status}' if detail.status else ''}: {detail.message}"
-        if status == 404:
-            message += f" ({response.request.method} {response.request.url.path})"
-        hint = f" (check the key of provider {self.name})" if self._api_key else (
-            f" (provider {self.name} has no key set)")
+        message = detail.message
+        if response.status_code == 404:
+            message += self._missed(response.request)
         if detail.key_invalid:
-            return AuthError(self._redact(message + hint), status=status)
-        retry_after = parse_retry_after(response.headers)
-        return classify_status(
-            status,
-            self._redact(message),
-            retry_after=retry_after if retry_after is not None else detail.retry_delay,
-            key_hint=hint,
-        )
-
-    def _scrubbed(self, exc: ProviderError) -> ProviderError:
-        if self._api_key and self._api_key in exc.message:
-            exc.message = self._redact(exc.message)
-            exc.args = (exc.message,)
-        return exc
+            text = self._status_text(response, message, detail.status)
+            return AuthError(text + self._key_hint(), status=response.status_code)
+        return self._status_error(response, message, kind=detail.status,
+                                  retry_after=detail.retry_delay)
 
     async def stream(self, request: ModelRequest) -> AsyncIterator[StreamEvent]:
-        body = json.dumps(to_wire(request, options=self.options, provider=self.name),
-                          ensure_ascii=False)
+        body = json_body(to_wire(request, options=self.options, provider=self.name))
         model = request.model.removeprefix("models/")
         url = f"{self.api_root}/models/{model}:streamGenerateContent?alt=sse"
-        headers = {**self._headers(), "Content-Type": "application/json"}
-        try:
-            async with self._http().stream(
-                "POST", url, content=body.encode(), headers=headers
-            ) as response:
-                if response.status_code >= 400:
-                    raise self._http_error(response, await response.aread())
-                ctype = response.headers.get("content-type", "")
-                if "json" in ctype and "event-stream" not in ctype:
-                    for event in _whole_answer(await response.aread()):
-                        yield event
-                    return
-                async for event in _read_stream(response):
-                    yield event
-        except httpx.RequestError as exc:
-            raise self._network_error(exc) from None
-        except httpx.InvalidURL as exc:
-            raise InvalidRequest(self._redact(f"invalid base URL: {exc}")) from None
-        except ProviderError as exc:
-            raise self._scrubbed(exc) from None
+        async with self._post_stream(url, body) as response:
+            streamed = json_stream(sse_data(response), GeminiStreamState(), from_wire, finish)
+            async for event in or_whole_answer(response, streamed, _whole_answer):
+                yield event
 
     async def list_models(self, *, chat_only: bool = True) -> list[GeminiModel]:
         """Every model of GET /v1beta/models, page after page (`nextPageToken`).
@@ -179,9 +114,10 @@ class GeminiProvider:
         models: list[GeminiModel] = []
         token: str | None = None
         seen: set[str] = set()
+        url = f"{self.api_root}/models"
         for _ in range(MAX_PAGES):
             params = {"pageSize": str(PAGE_SIZE), **({"pageToken": token} if token else {})}
-            page = await self._get_json(f"{self.api_root}/models", params)
+            page = json_object(await self._get(url, params=params), f"answer from {url}")
             models += [_model(m) for m in page.get("models") or [] if isinstance(m, dict)]
             token = page.get("nextPageToken") or None
             if not isinstance(token, str) or token in seen:
@@ -189,39 +125,12 @@ class GeminiProvider:
             seen.add(token)
         return [m for m in models if m.chat or not chat_only]
 
-    async def _get_json(self, url: str, params: Mapping[str, str]) -> dict[str, Any]:
-        try:
-            response = await self._http().get(url, params=params, headers=self._headers())
-        except httpx.RequestError as exc:
-            raise self._network_error(exc) from None
-        if response.status_code >= 400:
-            raise self._scrubbed(self._http_error(response, response.content))
-        try:
-            data = response.json()
-        except ValueError:
-            data = None
-        if not isinstance(data, dict):
-            raise RetryableError(f"malformed answer from {url}")
-        return data
-
-    async def aclose(self) -> None:
-        if self._client is not None:
-            client, self._client = self._client, None
-            await client.aclose()
-
 
 def from_config(cfg: ProviderConfig, key: str | None = None) -> GeminiProvider:
     """A provider from configuration; the key falls back to GEMINI_API_KEY, GOOGLE_API_KEY."""
     for variable in KEY_VARIABLES:
         key = key or os.environ.get(variable) or None
-    headers = cfg.options.get("headers") or {}
-    return GeminiProvider(
-        cfg.name,
-        cfg.base_url or DEFAULT_BASE_URL,
-        api_key=key,
-        headers={str(k): str(v) for k, v in headers.items()},
-        options=cfg.options,
-    )
+    return GeminiProvider.from_config(cfg, key)
 
 
 def _model(data: dict[str, Any]) -> GeminiModel:
@@ -277,35 +186,12 @@ class _ErrorDetail:
 
 def _whole_answer(body: bytes) -> list[StreamEvent]:
     """A server that answered one JSON document (or a JSON array of chunks), not a stream."""
-    try:
-        data = json.loads(body)
-    except ValueError:
-        data = None
+    data = json_or_none(body)
     chunks = data if isinstance(data, list) else [data]
     if not chunks or not all(isinstance(c, dict) for c in chunks):
-        snippet = body[:80].decode("utf-8", "replace")
-        raise RetryableError(f"malformed response: expected an event stream, got {snippet!r}")
+        raise not_a_stream(body)
     state = GeminiStreamState()
     events: list[StreamEvent] = []
     for chunk in chunks:
         events += from_wire(chunk, state)
     return events + finish(state)
-
-
-async def _read_stream(response: httpx.Response) -> AsyncIterator[StreamEvent]:
-    state = GeminiStreamState()
-    async for event in aiter_sse(response.aiter_bytes()):
-        data = event.data.strip()
-        if not data:
-            continue
-        try:
-            chunk = json.loads(data)
-        except ValueError:
-            chunk = None
-        if not isinstance(chunk, dict):
-            state.malformed.append(data)
-            continue
-        for item in from_wire(chunk, state):
-            yield item
-    for item in finish(state):
-        yield item

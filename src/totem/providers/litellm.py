@@ -30,7 +30,7 @@ import asyncio
 import dataclasses
 from collections.abc import AsyncIterator, Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Self, Unpack
 
 import httpx
 
@@ -42,6 +42,7 @@ from totem.providers.base import (
     StreamEvent,
 )
 from totem.providers.catalogue import ModelInfo, Price, model_info, normalize_id
+from totem.providers.http import HttpOptions
 from totem.providers.ollama_wire import ANSWER_TOKENS, MARGIN, MIN_NUM_CTX, estimate_num_ctx
 from totem.providers.openai_chat import OpenAIChatProvider, to_wire
 from totem.providers.profiles import profile_for
@@ -146,20 +147,22 @@ class LiteLLMProvider(OpenAIChatProvider):
         name: str,
         base_url: str = DEFAULT_BASE_URL,
         *,
-        api_key: str | None = None,
-        headers: Mapping[str, str] | None = None,
-        timeout: float | None = None,
-        options: Mapping[str, Any] | None = None,
-        transport: httpx.AsyncBaseTransport | None = None,
         config: ProviderConfig | None = None,
+        **kwargs: Unpack[HttpOptions],
     ) -> None:
         self.root = (base_url or DEFAULT_BASE_URL).rstrip("/").removesuffix("/v1")
-        super().__init__(name, f"{self.root}/v1", api_key=api_key, headers=headers,
-                         timeout=timeout, options=options, transport=transport)
+        super().__init__(name, f"{self.root}/v1", **kwargs)
         self.config = config
         self._models: dict[str, LiteLLMModel] | None = None
         self._models_lock = asyncio.Lock()
         self._num_ctx: dict[str, int] = {}  # the last window sent, per model: it only grows
+
+    @classmethod
+    def from_config(cls, cfg: ProviderConfig, key: str | None = None) -> Self:
+        """As for every provider, and `cfg` kept: its `models` may name what is behind."""
+        provider = super().from_config(cfg, key)
+        provider.config = cfg
+        return provider
 
     def __repr__(self) -> str:
         key = "set" if self._api_key else "none"
@@ -182,10 +185,7 @@ class LiteLLMProvider(OpenAIChatProvider):
 
     async def model_entries(self) -> list[LiteLLMModel]:
         """Every model name of the proxy: /model/info, or /v1/models when that fails."""
-        try:
-            response = await self._http().get(f"{self.root}/model/info", headers=self._headers())
-        except httpx.RequestError as exc:
-            raise self._network_error(exc) from None
+        response = await self._get(f"{self.root}/model/info", check=False)
         if response.status_code < 400:
             try:
                 entries = parse_model_info(response.json())
@@ -280,12 +280,4 @@ class LiteLLMProvider(OpenAIChatProvider):
 
 def from_config(cfg: ProviderConfig, key: str | None = None) -> LiteLLMProvider:
     """A provider from configuration (base URL default http://127.0.0.1:4000)."""
-    headers = cfg.options.get("headers") or {}
-    return LiteLLMProvider(
-        cfg.name,
-        cfg.base_url or DEFAULT_BASE_URL,
-        api_key=key,
-        headers={str(k): str(v) for k, v in headers.items()},
-        options=cfg.options,
-        config=cfg,
-    )
+    return LiteLLMProvider.from_config(cfg, key)

@@ -13,19 +13,20 @@ authenticating proxy, Ollama cloud), goes as a Bearer token. The adapter never r
 from __future__ import annotations
 
 import asyncio
-import json
-from collections.abc import AsyncIterator, Mapping
+import functools
+from collections.abc import AsyncIterator
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Unpack
 
 import httpx
 
-from totem.providers.base import (
-    InvalidRequest,
-    ModelRequest,
-    ProviderError,
-    RetryableError,
-    StreamEvent,
+from totem.providers.base import ModelRequest, ProviderError, StreamEvent
+from totem.providers.http import (
+    HttpOptions,
+    HttpProvider,
+    json_body,
+    json_object,
+    json_stream,
 )
 from totem.providers.ollama_wire import (
     OllamaStreamState,
@@ -34,7 +35,7 @@ from totem.providers.ollama_wire import (
     from_wire,
     to_wire,
 )
-from totem.providers.retry import classify_status, error_message, parse_retry_after
+from totem.providers.retry import error_message
 
 if TYPE_CHECKING:
     from totem.config import ProviderConfig
@@ -89,88 +90,32 @@ class OllamaModel:
         return self._can("completion")
 
 
-class OllamaProvider:
+class OllamaProvider(HttpProvider):
     """A configured Ollama server: base URL, optional key, headers, options."""
 
+    default_base_url = DEFAULT_BASE_URL
+    default_timeout = 600.0  # a local model may think for minutes before its first token
+    connect_hint = "; is Ollama running?"
+
     def __init__(
-        self,
-        name: str,
-        base_url: str = DEFAULT_BASE_URL,
-        *,
-        api_key: str | None = None,
-        headers: Mapping[str, str] | None = None,
-        timeout: float | None = None,
-        options: Mapping[str, Any] | None = None,
-        transport: httpx.AsyncBaseTransport | None = None,
+        self, name: str, base_url: str = DEFAULT_BASE_URL, **kwargs: Unpack[HttpOptions]
     ) -> None:
-        self.name = name
-        base = (base_url or DEFAULT_BASE_URL).rstrip("/")
-        self.base_url = base.removesuffix("/v1").removesuffix("/api")
-        self.headers = dict(headers or {})
-        self.options = {k: v for k, v in (options or {}).items() if k != "headers"}
-        self.timeout = float(timeout or self.options.get("timeout") or 600.0)
-        self._api_key = api_key or None
-        self._transport = transport
-        self._client: httpx.AsyncClient | None = None
+        super().__init__(name, base_url, **kwargs)
         self._shown: dict[str, OllamaShow | None] = {}
         self._show_lock = asyncio.Lock()
         self._num_ctx: dict[str, int] = {}  # the last window sent, per model
 
-    def __repr__(self) -> str:
-        key = "set" if self._api_key else "none"
-        return f"OllamaProvider(name={self.name!r}, base_url={self.base_url!r}, key={key})"
+    def _root(self, base_url: str) -> str:
+        return super()._root(base_url).removesuffix("/v1").removesuffix("/api")
 
-    def _http(self) -> httpx.AsyncClient:
-        if self._client is None:
-            self._client = httpx.AsyncClient(
-                # A local model may think for minutes before its first token.
-                timeout=httpx.Timeout(self.timeout, connect=10.0, write=30.0),
-                limits=httpx.Limits(max_keepalive_connections=8, keepalive_expiry=60.0),
-                transport=self._transport,
-                verify=not self.base_url.startswith("http://"),
-            )
-        return self._client
-
-    def _headers(self) -> dict[str, str]:
-        headers = {"User-Agent": "totem", **self.headers}
-        if self._api_key:
-            headers["Authorization"] = f"Bearer {self._api_key}"
-        return headers
-
-    def _redact(self, text: str) -> str:
-        return text.replace(self._api_key, "***") if self._api_key else text
-
-    def _network_error(self, exc: Exception) -> ProviderError:
-        detail = str(exc) or type(exc).__name__
-        if isinstance(exc, httpx.UnsupportedProtocol):
-            return InvalidRequest(self._redact(f"invalid base URL {self.base_url!r}: {detail}"))
-        if isinstance(exc, httpx.ConnectError):
-            detail = f"cannot connect to {self.base_url} ({detail}); is Ollama running?"
-        elif isinstance(exc, httpx.TimeoutException):
-            detail = f"{type(exc).__name__}: no answer from {self.base_url} in time"
-        return RetryableError(self._redact(f"network: {detail}"))
+    def _missed(self, request: httpx.Request) -> str:
+        return f" ({request.method} {request.url.path})"
 
     def _http_error(self, response: httpx.Response, body: bytes, model: str = "") -> ProviderError:
         message = error_message(body, response.reason_phrase or "error")
-        status = response.status_code
-        if status == 404 and model and "not found" in message:
-            message += f" (pull it with: ollama pull {model})"
-        elif status == 404:
-            message += f" ({response.request.method} {response.request.url.path})"
-        hint = f" (check the key of provider {self.name})" if self._api_key else (
-            f" (provider {self.name} has no key set)")
-        return classify_status(
-            status,
-            self._redact(f"HTTP {status}: {message}"),
-            retry_after=parse_retry_after(response.headers),
-            key_hint=hint,
-        )
-
-    def _scrubbed(self, exc: ProviderError) -> ProviderError:
-        if self._api_key and self._api_key in exc.message:
-            exc.message = self._redact(exc.message)
-            exc.args = (exc.message,)
-        return exc
+        if response.status_code == 404 and model and "not found" in message:
+            return self._status_error(response, f"{message} (pull it with: ollama pull {model})")
+        return super()._http_error(response, body)
 
     # chat -------------------------------------------------------------------------------------
 
@@ -189,22 +134,13 @@ class OllamaProvider:
         return body
 
     async def stream(self, request: ModelRequest) -> AsyncIterator[StreamEvent]:
-        body = json.dumps(await self.request_body(request), ensure_ascii=False)
-        headers = {**self._headers(), "Content-Type": "application/json"}
-        try:
-            async with self._http().stream(
-                "POST", f"{self.base_url}/api/chat", content=body.encode(), headers=headers
-            ) as response:
-                if response.status_code >= 400:
-                    raise self._http_error(response, await response.aread(), request.model)
-                async for event in _read_stream(response):
-                    yield event
-        except httpx.RequestError as exc:
-            raise self._network_error(exc) from None
-        except httpx.InvalidURL as exc:
-            raise InvalidRequest(self._redact(f"invalid base URL: {exc}")) from None
-        except ProviderError as exc:
-            raise self._scrubbed(exc) from None
+        body = json_body(await self.request_body(request))
+        error = functools.partial(self._http_error, model=request.model)
+        async with self._post_stream(f"{self.base_url}/api/chat", body, on_error=error) as response:
+            # NDJSON: one JSON object a line (a whole JSON answer is one line too)
+            lines = response.aiter_lines()
+            async for event in json_stream(lines, OllamaStreamState(), from_wire, finish):
+                yield event
 
     # models -----------------------------------------------------------------------------------
 
@@ -227,17 +163,8 @@ class OllamaProvider:
 
     async def list_models(self) -> list[OllamaModel]:
         """The installed models (/api/tags), each with what /api/show says of it."""
-        try:
-            response = await self._http().get(f"{self.base_url}/api/tags",
-                                              headers=self._headers())
-        except httpx.RequestError as exc:
-            raise self._network_error(exc) from None
-        if response.status_code >= 400:
-            raise self._scrubbed(self._http_error(response, response.content))
-        try:
-            tags = response.json().get("models") or []
-        except (ValueError, AttributeError):
-            raise RetryableError("malformed model list from /api/tags") from None
+        response = await self._get(f"{self.base_url}/api/tags")
+        tags = json_object(response, "model list from /api/tags").get("models") or []
         tags = [t for t in tags if isinstance(t, dict) and (t.get("model") or t.get("name"))]
         gate = asyncio.Semaphore(SHOW_CONCURRENCY)
 
@@ -258,22 +185,10 @@ class OllamaProvider:
 
         return list(await asyncio.gather(*(one(t) for t in tags)))
 
-    async def aclose(self) -> None:
-        if self._client is not None:
-            client, self._client = self._client, None
-            await client.aclose()
-
 
 def from_config(cfg: ProviderConfig, key: str | None = None) -> OllamaProvider:
     """A provider from configuration (base URL default http://127.0.0.1:11434)."""
-    headers = cfg.options.get("headers") or {}
-    return OllamaProvider(
-        cfg.name,
-        cfg.base_url or DEFAULT_BASE_URL,
-        api_key=key,
-        headers={str(k): str(v) for k, v in headers.items()},
-        options=cfg.options,
-    )
+    return OllamaProvider.from_config(cfg, key)
 
 
 def _dict(value: Any) -> dict[str, Any]:
@@ -305,23 +220,3 @@ def _show(response: httpx.Response) -> OllamaShow | None:
         parameter_size=str(details.get("parameter_size") or ""),
         quantization=str(details.get("quantization_level") or ""),
     )
-
-
-async def _read_stream(response: httpx.Response) -> AsyncIterator[StreamEvent]:
-    """NDJSON: one JSON object a line (a whole JSON answer is one line too)."""
-    state = OllamaStreamState()
-    async for line in response.aiter_lines():
-        line = line.strip()
-        if not line:
-            continue
-        try:
-            chunk = json.loads(line)
-        except ValueError:
-            chunk = None
-        if not isinstance(chunk, dict):
-            state.malformed.append(line)
-            continue
-        for item in from_wire(chunk, state):
-            yield item
-    for item in finish(state):
-        yield item

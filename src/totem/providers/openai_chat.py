@@ -3,8 +3,9 @@
 Pure functions hold the mapping (tests call them directly): `to_wire(request)` is the body
 of POST {base_url}/chat/completions, `from_wire(chunk, state)` the events of one stream
 chunk, `finish(state)` the closing UsageReport and StreamEnd. `OpenAIChatProvider` adds
-HTTP (httpx, SSE from `sse.py`) and turns every failure into the errors of `base.py`; it
-never retries (`retry.py` does). Options, from the provider's configuration or the request:
+HTTP (`http.HttpProvider`: httpx, SSE from `sse.py`, every failure turned into the errors
+of `base.py`); it never retries (`retry.py` does). Options, from the provider's
+configuration or the request:
 
     send_reasoning    send earlier reasoning back as `reasoning_content` (default false)
     include_usage     ask for a usage chunk with `stream_options` (default true)
@@ -22,11 +23,8 @@ from collections.abc import AsyncIterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-import httpx
-
 from totem.messages import Message, ReasoningPart, TextPart, ToolPart, Usage, new_id
 from totem.providers.base import (
-    InvalidRequest,
     ModelRequest,
     ProviderError,
     ReasoningChunk,
@@ -39,8 +37,17 @@ from totem.providers.base import (
     ToolCallBegin,
     UsageReport,
 )
-from totem.providers.retry import classify_status, error_message, parse_retry_after
-from totem.providers.sse import SSEEvent, aiter_sse
+from totem.providers.http import (
+    HttpProvider,
+    json_body,
+    json_object,
+    json_or_none,
+    json_stream,
+    not_a_stream,
+    or_whole_answer,
+    sse_data,
+)
+from totem.providers.retry import classify_status
 
 __all__ = ["ABORTED_OUTPUT", "ChatStreamState", "OpenAIChatProvider", "finish", "from_wire",
            "to_wire"]
@@ -295,157 +302,30 @@ def _stream_error(error: Any) -> ProviderError:
 # -- HTTP ------------------------------------------------------------------------------------
 
 
-class OpenAIChatProvider:
+class OpenAIChatProvider(HttpProvider):
     """A configured OpenAI-compatible server: base URL, optional key, headers, options."""
 
-    def __init__(
-        self,
-        name: str,
-        base_url: str,
-        *,
-        api_key: str | None = None,
-        headers: Mapping[str, str] | None = None,
-        timeout: float | None = None,
-        options: Mapping[str, Any] | None = None,
-        transport: httpx.AsyncBaseTransport | None = None,
-    ) -> None:
-        self.name = name
-        self.base_url = base_url.rstrip("/")
-        self.headers = dict(headers or {})
-        self.options = {k: v for k, v in (options or {}).items() if k != "headers"}
-        self.timeout = float(timeout or self.options.get("timeout") or 300.0)
-        self._api_key = api_key or None
-        self._transport = transport
-        self._client: httpx.AsyncClient | None = None
-
-    def __repr__(self) -> str:
-        key = "set" if self._api_key else "none"
-        return f"OpenAIChatProvider(name={self.name!r}, base_url={self.base_url!r}, key={key})"
-
-    def _http(self) -> httpx.AsyncClient:
-        if self._client is None:
-            self._client = httpx.AsyncClient(
-                timeout=httpx.Timeout(self.timeout, connect=10.0, write=30.0),
-                limits=httpx.Limits(max_keepalive_connections=8, keepalive_expiry=60.0),
-                transport=self._transport,
-                # A plain-http server (every local one) needs no TLS: skipping the CA bundle
-                # saves ~50 ms of start-up. https keeps full verification.
-                verify=not self.base_url.startswith("http://"),
-            )
-        return self._client
-
-    def _headers(self) -> dict[str, str]:
-        headers = {"User-Agent": "totem", **self.headers}
-        if self._api_key:
-            headers["Authorization"] = f"Bearer {self._api_key}"
-        return headers
-
-    def _redact(self, text: str) -> str:
-        return text.replace(self._api_key, "***") if self._api_key else text
-
-    def _network_error(self, exc: Exception) -> ProviderError:
-        detail = str(exc) or type(exc).__name__
-        if isinstance(exc, httpx.UnsupportedProtocol):
-            return InvalidRequest(self._redact(f"invalid base URL {self.base_url!r}: {detail}"))
-        if isinstance(exc, httpx.ConnectError):
-            detail = f"cannot connect to {self.base_url} ({detail}); is the server running?"
-        elif isinstance(exc, httpx.TimeoutException):
-            detail = f"{type(exc).__name__}: no answer from {self.base_url} in time"
-        return RetryableError(self._redact(f"network: {detail}"))
-
-    def _http_error(self, response: httpx.Response, body: bytes) -> ProviderError:
-        message = error_message(body, response.reason_phrase or "error")
-        status = response.status_code
-        hint = f" (check the key of provider {self.name})" if self._api_key else (
-            f" (provider {self.name} has no key set)")
-        if status == 404:
-            message += f" ({response.request.method} {response.request.url})"
-        return classify_status(
-            status,
-            self._redact(f"HTTP {status}: {message}"),
-            retry_after=parse_retry_after(response.headers),
-            key_hint=hint,
-        )
+    connect_hint = "; is the server running?"
 
     async def stream(self, request: ModelRequest) -> AsyncIterator[StreamEvent]:
-        body = json.dumps(to_wire(request, options=self.options), ensure_ascii=False)
-        headers = {**self._headers(), "Content-Type": "application/json"}
-        url = f"{self.base_url}/chat/completions"
-        try:
-            async with self._http().stream(
-                "POST", url, content=body.encode(), headers=headers
-            ) as response:
-                if response.status_code >= 400:
-                    raise self._http_error(response, await response.aread())
-                ctype = response.headers.get("content-type", "")
-                if "json" in ctype and "event-stream" not in ctype:
-                    for event in _whole_answer(await response.aread()):
-                        yield event
-                    return
-                async for event in _read_stream(response):
-                    yield event
-        except httpx.RequestError as exc:
-            raise self._network_error(exc) from None
-        except httpx.InvalidURL as exc:
-            raise InvalidRequest(self._redact(f"invalid base URL: {exc}")) from None
-        except ProviderError as exc:  # a server may echo the key in its own message
-            if self._api_key and self._api_key in exc.message:
-                exc.message = self._redact(exc.message)
-                exc.args = (exc.message,)
-            raise
+        body = json_body(to_wire(request, options=self.options))
+        async with self._post_stream(f"{self.base_url}/chat/completions", body) as response:
+            chunks = sse_data(response, until="[DONE]")
+            streamed = json_stream(chunks, ChatStreamState(), from_wire, finish)
+            async for event in or_whole_answer(response, streamed, _whole_answer):
+                yield event
 
     async def list_models(self) -> list[str]:
         """The ids that GET {base_url}/models lists."""
-        try:
-            response = await self._http().get(f"{self.base_url}/models", headers=self._headers())
-        except httpx.RequestError as exc:
-            raise self._network_error(exc) from None
-        if response.status_code >= 400:
-            raise self._http_error(response, response.content)
-        try:
-            data = response.json().get("data") or []
-        except (ValueError, AttributeError):
-            raise RetryableError("malformed model list from the server") from None
+        response = await self._get(f"{self.base_url}/models")
+        data = json_object(response, "model list from the server").get("data") or []
         return [str(m["id"]) for m in data if isinstance(m, dict) and "id" in m]
-
-    async def aclose(self) -> None:
-        if self._client is not None:
-            client, self._client = self._client, None
-            await client.aclose()
 
 
 def _whole_answer(body: bytes) -> list[StreamEvent]:
     """A server that answered with one JSON document instead of a stream."""
-    try:
-        data = json.loads(body)
-    except ValueError:
-        data = None
+    data = json_or_none(body)
     if not isinstance(data, dict) or not ("choices" in data or "error" in data):
-        snippet = body[:80].decode("utf-8", "replace")
-        raise RetryableError(f"malformed response: expected an event stream, got {snippet!r}")
+        raise not_a_stream(body)
     state = ChatStreamState()
     return from_wire(data, state) + finish(state)
-
-
-def _decode(event: SSEEvent, state: ChatStreamState) -> list[StreamEvent]:
-    """The events of one SSE event; a chunk that is not JSON is skipped and remembered."""
-    data = event.data.strip()
-    if not data:
-        return []
-    try:
-        chunk = json.loads(data)
-    except ValueError:
-        chunk = None
-    if not isinstance(chunk, dict):
-        state.malformed.append(data)
-        return []
-    return from_wire(chunk, state)
-
-
-async def _read_stream(response: httpx.Response) -> AsyncIterator[StreamEvent]:
-    state = ChatStreamState()
-    async for event in aiter_sse(response.aiter_bytes(), until="[DONE]"):
-        for item in _decode(event, state):
-            yield item
-    for item in finish(state):
-        yield item
