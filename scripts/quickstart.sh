@@ -11,6 +11,7 @@ here="$(cd "$(dirname "$0")/.." && pwd)"
 PY="${PYTHON:-python3}"
 [ -x "$here/.venv/bin/python" ] || "$PY" -m venv "$here/.venv"
 "$here/.venv/bin/python" -m pip install -q --disable-pip-version-check -e "$here" 2>&1 | grep -v '^WARNING: Location' || true
+"$here/.venv/bin/python" -m compileall -q "$here/src" >/dev/null  # start-up without compiling
 
 cache="${XDG_CACHE_HOME:-$HOME/.cache}/totem-dev"
 mkdir -p "$cache"

@@ -21,6 +21,7 @@ done
 [ -x .venv/bin/python ] || "$PY" -m venv .venv
 .venv/bin/python -m pip install -q --disable-pip-version-check -e '.[test]' \
   -r tests/requirements-providers.txt 2>&1 | grep -v '^WARNING: Location' || true
+.venv/bin/python -m compileall -q src >/dev/null
 (cd tests/node && npm install --no-audit --no-fund --loglevel=error >/dev/null)
 bash scripts/web-test-deps.sh  # Debian's chromium + the playwright package (no browser download)
 
