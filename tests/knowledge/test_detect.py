@@ -76,3 +76,13 @@ def test_the_settings_come_from_the_config_files(tmp_path: Path) -> None:
     (root / ".totem/config.yaml").write_text("forgepages: -1\n")
     with pytest.raises(ConfigError, match="forgepages"):
         load_config(root)
+
+
+def test_sources_one_folder_down_make_another_kind_of_project(tmp_path: Path) -> None:
+    from totem.knowledge.totaljs.detect import is_new_folder
+
+    (tmp_path / "README.md").write_text("# x\n")
+    assert is_new_folder(tmp_path)
+    (tmp_path / "src").mkdir()
+    (tmp_path / "src" / "app.py").write_text("print(1)\n")
+    assert not is_new_folder(tmp_path)

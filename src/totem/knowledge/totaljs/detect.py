@@ -19,6 +19,7 @@ from totem.config import KnowledgeSettings
 __all__ = ["depends_on_total5", "detect", "is_new_folder"]
 
 HERE = Path(__file__).parent
+MAX_FOLDERS = 20  # folders looked into, one level down
 MAX_ENTRIES = 5000  # a root with more entries than this is no new folder
 
 
@@ -45,21 +46,37 @@ def depends_on_total5(root: Path) -> bool:
 
 
 def is_new_folder(root: Path) -> bool:
-    """No package.json and no file that marks another kind of project."""
+    """No package.json and no file that marks another kind of project, at the top or one
+    folder down (a `src/app.py` makes a Python project as much as `app.py` does)."""
     data = _data()
     markers = set(data["markers"])
     suffixes = tuple(data["marker_suffixes"])
+    folders: list[str] = []
     try:
         with os.scandir(root) as entries:
             for count, entry in enumerate(entries):
                 name = entry.name
                 if count >= MAX_ENTRIES or name == "package.json" or name in markers:
                     return False
-                if name.endswith(suffixes) and not name.startswith("."):
+                if name.startswith("."):
+                    continue
+                if entry.is_dir(follow_symlinks=False):
+                    folders.append(entry.path)
+                elif name.endswith(suffixes):
                     return False
+        return not any(_has_source(folder, suffixes) for folder in folders[:MAX_FOLDERS])
     except OSError:
         return False
-    return True
+
+
+def _has_source(folder: str, suffixes: tuple[str, ...]) -> bool:
+    with os.scandir(folder) as entries:
+        for count, entry in enumerate(entries):
+            if count >= MAX_ENTRIES:
+                return True  # a big folder is not a new project
+            if entry.name.endswith(suffixes) and not entry.name.startswith("."):
+                return True
+    return False
 
 
 def detect(root: Path, settings: KnowledgeSettings) -> bool:
