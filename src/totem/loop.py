@@ -20,7 +20,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from totem.abort import Aborted, AbortSignal
-from totem.compaction import Compactor, Plan, summary_instruction, summary_request_text
+from totem.compaction import (
+    Compactor,
+    Plan,
+    summary_instruction,
+    summary_request_text,
+    transcript,
+)
 from totem.events import (
     Event,
     FinishReason,
@@ -192,10 +198,30 @@ class Run:
             "repeat": "The model kept repeating the same call with the same result.",
         }.get(reason, note)
         self.emit(Notice(detail + " Asking for a closing answer without tools.", "warning"))
+        request = self._request_text()
+        if request:  # small models answer better when the question is right there
+            note += f"\n\nThe request was: {request}\nAnswer it in plain sentences, not JSON."
         self._synthetic_user(note)
-        message, _ = await self._query([])
+        message, _ = await self._query([], flat=True)
         self._note(message, detail, "warning")
         return reason, detail
+
+    def _flat(self) -> list[Message]:
+        """The conversation as one plain-text message, tool calls and results written out:
+        for the closing call, where a model shown its own tool calls (small ones above all)
+        tends to answer with one more call instead of words."""
+        budget = (self.compactor.budget or DEFAULT_SUMMARY_BUDGET) * 3  # chars, with room
+        text = transcript(self.history, max_chars=budget)
+        return [Message(new_id("msg"), self.session_id, "user", [TextPart(text)])]
+
+    def _request_text(self) -> str:
+        """What the person asked in this run (the latest text they typed)."""
+        for message in reversed(self.history):
+            for part in message.parts:
+                if isinstance(part, TextPart) and message.role == "user" and not part.synthetic:
+                    text = part.model_text if part.model_text is not None else part.text
+                    return text.strip()[:2000]
+        return ""
 
     # query --------------------------------------------------------------------------------
 
@@ -253,7 +279,9 @@ class Run:
         await self._summarize(Plan(plan.messages, plan.tokens, cut=users[-1], needs_summary=True))
         return True
 
-    async def _query(self, specs: list[ToolSpec]) -> tuple[Message, list[ToolPart]]:
+    async def _query(
+        self, specs: list[ToolSpec], *, flat: bool = False
+    ) -> tuple[Message, list[ToolPart]]:
         self.abort.check()
         self.rounds += 1
         clock = self.agent.state.existing(CacheClock)
@@ -263,7 +291,7 @@ class Run:
         request = ModelRequest(
             model=self.agent.model,
             system=self.agent.system,
-            messages=await self._derive(specs),
+            messages=self._flat() if flat else await self._derive(specs),
             tools=specs,
         )
         message = self._add_message("assistant")

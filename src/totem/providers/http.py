@@ -120,13 +120,18 @@ class HttpProvider:
 
     def _http(self) -> httpx.AsyncClient:
         if self._client is None:
+            plain = self.base_url.startswith("http://")
             self._client = httpx.AsyncClient(
                 timeout=httpx.Timeout(self.timeout, connect=10.0, write=30.0),
-                limits=httpx.Limits(max_keepalive_connections=8, keepalive_expiry=60.0),
+                # A local server (llama-server: 5 s) closes idle connections early; reusing
+                # one it closed fails the next request. New local connections cost nothing.
+                limits=httpx.Limits(
+                    max_keepalive_connections=8, keepalive_expiry=4.0 if plain else 60.0
+                ),
                 transport=self._transport,
                 # A plain-http server (every local one) needs no TLS: skipping the CA bundle
                 # saves ~50 ms of start-up. https keeps full verification.
-                verify=not self.base_url.startswith("http://"),
+                verify=not plain,
             )
         return self._client
 
