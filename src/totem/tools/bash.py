@@ -81,13 +81,7 @@ class Bash:
         line = args.command.strip()
         if not line:
             raise ToolError("The command is empty.")
-        commands = split_commands(line) or [line]
-        refusal = forbidden(commands, ctx.settings.forbidden_commands)
-        if refusal is not None:
-            raise ToolError(refusal)
-        always = list(dict.fromkeys(command.split(" ")[0] + " *" for command in commands))
-        short = line if len(line) <= 200 else line[:200] + "..."
-        await ctx.ask("bash", commands, title=short, always=always)
+        await ask_to_run(line, ctx)
         ctx.abort.check()
         limit = ctx.settings.bash_max_timeout
         timeout = min(args.timeout or ctx.settings.bash_timeout, limit)
@@ -103,15 +97,27 @@ class Bash:
         return ToolResult(f"{text}\n\n{status}", title=title)
 
 
-async def _execute(line: str, ctx: ToolContext, timeout: float) -> tuple[_Output, int, str]:
-    """Run the line; the output, the exit code and how it ended (exited, timeout, aborted)."""
-    ctx.abort.check()
+async def ask_to_run(line: str, ctx: ToolContext, *, title: str = "") -> None:
+    """Refuse a forbidden command before anything else; then ask `bash` for each command of
+    the line (what "always" remembers: each command's first word)."""
+    commands = split_commands(line) or [line]
+    refusal = forbidden(commands, ctx.settings.forbidden_commands)
+    if refusal is not None:
+        raise ToolError(refusal)
+    always = list(dict.fromkeys(command.split(" ")[0] + " *" for command in commands))
+    short = line if len(line) <= 200 else line[:200] + "..."
+    await ctx.ask("bash", commands, title=title + short, always=always)
+
+
+async def spawn_shell(line: str, *, cwd: Path, shell: str) -> asyncio.subprocess.Process:
+    """Start `shell -c line` in a process group of its own, output on a pipe. A cancel while
+    it starts stops the group, so no process outlives a cancelled start."""
     spawn = asyncio.ensure_future(
         asyncio.create_subprocess_exec(
-            ctx.settings.shell,
+            shell,
             "-c",
             line,
-            cwd=Path(os.path.realpath(ctx.root)),
+            cwd=cwd,
             stdin=asyncio.subprocess.DEVNULL,
             stdout=asyncio.subprocess.PIPE,
             stderr=asyncio.subprocess.STDOUT,
@@ -120,14 +126,21 @@ async def _execute(line: str, ctx: ToolContext, timeout: float) -> tuple[_Output
         )
     )
     try:
-        process = await asyncio.shield(spawn)
+        return await asyncio.shield(spawn)
     except asyncio.CancelledError:
-        # Cancelled while the shell was being started: it may already run; stop its group.
         with contextlib.suppress(Exception):
             started = await spawn
             await stop_group(started.pid)
             await started.wait()
         raise
+
+
+async def _execute(line: str, ctx: ToolContext, timeout: float) -> tuple[_Output, int, str]:
+    """Run the line; the output, the exit code and how it ended (exited, timeout, aborted)."""
+    ctx.abort.check()
+    process = await spawn_shell(
+        line, cwd=Path(os.path.realpath(ctx.root)), shell=ctx.settings.shell
+    )
     output = _Output(ctx.settings.output_limit)
     reading = asyncio.create_task(_pump(process.stdout, output))
     exited = asyncio.create_task(_exit(process))

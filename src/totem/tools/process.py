@@ -10,7 +10,6 @@ the last read. Commands are asked for and refused exactly like bash's.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import os
 import time
 from dataclasses import dataclass, field
@@ -20,8 +19,7 @@ from typing import ClassVar, Literal
 from pydantic import BaseModel, Field
 
 from totem.tools.base import ToolContext, ToolError, ToolResult
-from totem.tools.bash import ENVIRONMENT, clean, stop_group
-from totem.tools.shell import forbidden, split_commands
+from totem.tools.bash import ask_to_run, clean, spawn_shell, stop_group
 
 __all__ = ["ManagedProcess", "ProcessInput", "ProcessManager", "ProcessTool"]
 
@@ -91,28 +89,7 @@ class ProcessManager:
         running = sum(1 for p in self.processes.values() if p.running)
         if running >= MAX_PROCESSES:
             raise ToolError(f"{running} processes are running already; stop one first.")
-        spawn = asyncio.ensure_future(
-            asyncio.create_subprocess_exec(
-                shell,
-                "-c",
-                command,
-                cwd=cwd,
-                stdin=asyncio.subprocess.DEVNULL,
-                stdout=asyncio.subprocess.PIPE,
-                stderr=asyncio.subprocess.STDOUT,
-                start_new_session=True,
-                env={**os.environ, **ENVIRONMENT},
-            )
-        )
-        try:
-            process = await asyncio.shield(spawn)
-        except asyncio.CancelledError:
-            # Cancelled while the shell was being started: it may run already; stop its group.
-            with contextlib.suppress(Exception):
-                started = await spawn
-                await stop_group(started.pid)
-                await started.wait()
-            raise
+        process = await spawn_shell(command, cwd=cwd, shell=shell)
         self._count += 1
         managed = ManagedProcess(f"p{self._count}", command, process)
         managed.reader = asyncio.create_task(_collect(process.stdout, managed.buffer))
@@ -185,14 +162,8 @@ class ProcessTool:
 
 
 async def _ask(line: str, ctx: ToolContext) -> None:
-    """Refuse forbidden commands, then ask `bash` for each command, as bash does."""
-    commands = split_commands(line) or [line]
-    refusal = forbidden(commands, ctx.settings.forbidden_commands)
-    if refusal is not None:
-        raise ToolError(refusal)
-    always = list(dict.fromkeys(command.split(" ")[0] + " *" for command in commands))
-    short = line if len(line) <= 200 else line[:200] + "..."
-    await ctx.ask("bash", commands, title=f"start in the background: {short}", always=always)
+    """The same check and question as bash."""
+    await ask_to_run(line, ctx, title="start in the background: ")
 
 
 async def _start(manager: ProcessManager, command: str, ctx: ToolContext) -> ToolResult:
