@@ -154,6 +154,7 @@ class ToolRunner:
 
     def finish(self, message: Message, part: ToolPart, output: str, error: bool) -> None:
         output = self.agent.redact(output)
+        part.title = self.agent.redact(part.title)
         if not part.meta:
             part.meta = None
         if len(output) > self.agent.settings.output_limit * 2:

@@ -231,7 +231,7 @@ def test_secrets_in_tool_output_are_redacted(tmp_path: Path) -> None:
     agent.redact = Redactor.from_environment({"OPENAI_API_KEY": "sk-abcdef123456", "HOME": "/r"})
     sid, events = run_once(agent, "show env")
     end = next(e for e in events if isinstance(e, ToolEnd))
-    assert end.output == "key=[redacted] ok"
+    assert end.output == "key=[redacted] ok" and "sk-abcdef" not in end.title
     stored = [p for m in agent.store.messages(sid) for p in m.parts if isinstance(p, ToolPart)]
     assert "sk-abcdef" not in stored[0].output
 
