@@ -27,18 +27,22 @@ Keys are `Secret`s: resolved from `${env:VAR}` when used, masked in every repr.
 
 from __future__ import annotations
 
+import contextlib
+import hashlib
+import json
 import os
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from totem.paths import config_dir
+from totem.paths import cache_dir, config_dir
 from totem.permission import Action, Rule
 from totem.tools.base import ToolSettings
 
 __all__ = ["Config", "ConfigError", "KnowledgeSettings", "ProviderConfig", "Secret", "load_config"]
 
+_LITERAL_KEY = re.compile(r"""(?:^|[{,])\s*key\s*:\s*(?!["']?\$\{)\S""", re.M)
 _ENV_REF = re.compile(r"\$\{env:([A-Za-z_][A-Za-z0-9_]*)\}")
 
 
@@ -116,15 +120,35 @@ class Config:
 
 
 def _read_yaml(path: Path) -> dict[str, Any]:
-    import yaml  # deferred: only when a config file exists
-
+    """The file's settings. A parsed copy is kept as JSON in the cache, keyed by the file's
+    text, so a start with an unchanged config does not import PyYAML (~15 ms here)."""
     try:
-        data = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
-    except (OSError, yaml.YAMLError) as exc:
-        raise ConfigError(f"{path}: cannot be read as YAML: {exc}") from None
+        text = path.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise ConfigError(f"{path}: cannot be read: {exc}") from None
+    digest = hashlib.sha256(text.encode()).hexdigest()[:32]
+    cached = cache_dir() / "config" / f"{digest}.json"
+    try:
+        data: Any = json.loads(cached.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        data = _parse_yaml(path, text)
+        if not _LITERAL_KEY.search(text):  # a key written in clear is not copied anywhere
+            with contextlib.suppress(OSError, TypeError, ValueError):
+                cached.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+                cached.write_text(json.dumps(data), encoding="utf-8")
+                cached.chmod(0o600)
     if not isinstance(data, dict):
         raise ConfigError(f"{path}: the top level must be a mapping of settings")
     return data
+
+
+def _parse_yaml(path: Path, text: str) -> Any:
+    import yaml  # deferred: only for a config file not seen before
+
+    try:
+        return yaml.safe_load(text) or {}
+    except yaml.YAMLError as exc:
+        raise ConfigError(f"{path}: cannot be read as YAML: {exc}") from None
 
 
 def _merge(base: dict[str, Any], over: dict[str, Any]) -> dict[str, Any]:

@@ -123,3 +123,22 @@ def test_store_keeps_parts_as_they_change(tmp_path: Path) -> None:
     assert isinstance(loaded.parts[1], ToolPart) and loaded.parts[1].output == "a\nb"
     latest = reopened.latest_session("/p")
     assert latest is not None and latest.id == info.id
+
+
+def test_parsed_config_is_cached_but_never_a_key_in_clear(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "none"))
+    config = write(tmp_path / "a.yaml", "model: a/m\nproviders:\n  a: {kind: openai, "
+                   "base_url: 'http://x/v1', key: '${env:A_KEY}'}\n")
+    monkeypatch.setenv("TOTEM_CONFIG", str(config))
+    first = load_config(tmp_path)
+    second = load_config(tmp_path)  # from the cached copy
+    assert first.model == second.model == "a/m"
+    cached = list((tmp_path / "cache" / "totem" / "config").glob("*.json"))
+    assert len(cached) == 1 and "A_KEY" in cached[0].read_text()
+    write(config, "providers:\n  b: {kind: openai, base_url: 'http://y/v1', key: sk-clear-123}\n")
+    assert load_config(tmp_path).providers["b"].key is not None
+    texts = [p.read_text() for p in (tmp_path / "cache" / "totem" / "config").glob("*.json")]
+    assert not any("sk-clear" in t for t in texts)
