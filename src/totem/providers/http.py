@@ -123,10 +123,11 @@ class HttpProvider:
             plain = self.base_url.startswith("http://")
             self._client = httpx.AsyncClient(
                 timeout=httpx.Timeout(self.timeout, connect=10.0, write=30.0),
-                # A local server (llama-server: 5 s) closes idle connections early; reusing
-                # one it closed fails the next request. New local connections cost nothing.
+                # A local server (llama-server) may close an idle connection at any moment;
+                # reusing one it closed fails the next request. A new local connection costs
+                # a fraction of a millisecond, so plain-http connections are not kept.
                 limits=httpx.Limits(
-                    max_keepalive_connections=8, keepalive_expiry=4.0 if plain else 60.0
+                    max_keepalive_connections=0 if plain else 8, keepalive_expiry=60.0
                 ),
                 transport=self._transport,
                 # A plain-http server (every local one) needs no TLS: skipping the CA bundle
