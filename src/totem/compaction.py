@@ -41,7 +41,7 @@ SUMMARY_PREFIX = "Summary of the earlier part of this conversation:\n\n"
 
 def _part_chars(part: Part) -> int:
     if isinstance(part, TextPart):
-        return len(part.model_text if part.model_text is not None else part.text)
+        return len(part.sent)
     if isinstance(part, ReasoningPart):
         return len(part.text) + len(part.signature or "") + len(part.redacted_data or "")
     if isinstance(part, ToolPart):
@@ -210,7 +210,7 @@ def transcript(messages: Sequence[Message], *, max_chars: int) -> str:
     for message in messages:
         for part in message.parts:
             if isinstance(part, TextPart):
-                text = part.model_text if part.model_text is not None else part.text
+                text = part.sent
                 lines.append(f"{message.role.upper()}: {text}")
             elif isinstance(part, ToolPart):
                 args = json.dumps(part.input, ensure_ascii=False) if part.input else ""

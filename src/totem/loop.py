@@ -219,7 +219,7 @@ class Run:
         for message in reversed(self.history):
             for part in message.parts:
                 if isinstance(part, TextPart) and message.role == "user" and not part.synthetic:
-                    text = part.model_text if part.model_text is not None else part.text
+                    text = part.sent
                     return text.strip()[:2000]
         return ""
 

@@ -61,6 +61,11 @@ class TextPart:
     signature: str | None = None  # an opaque provider signature on this text (Gemini)
     type: Literal["text"] = "text"
 
+    @property
+    def sent(self) -> str:
+        """What the model receives of this text (a command's expansion, or the text)."""
+        return self.model_text if self.model_text is not None else self.text
+
 
 @dataclass(slots=True)
 class ReasoningPart:

@@ -177,7 +177,7 @@ def _user_blocks(message: Message) -> list[Json]:
     blocks: list[Json] = []
     for part in message.parts:
         if isinstance(part, TextPart):
-            text = part.model_text if part.model_text is not None else part.text
+            text = part.sent
             if text.strip():
                 blocks.append({"type": "text", "text": text})
     return blocks

@@ -123,7 +123,7 @@ def _append(messages: list[Json], role: str, blocks: list[Json]) -> None:
 
 
 def _user_blocks(message: Message) -> list[Json]:
-    texts = [p.model_text if p.model_text is not None else p.text
+    texts = [p.sent
              for p in message.parts if isinstance(p, TextPart)]
     return [{"text": t} for t in texts if t]
 

@@ -114,7 +114,7 @@ def _same_source(message: Message, provider: str | None) -> bool:
 
 
 def _user_contents(message: Message) -> list[Json]:
-    texts = [p.model_text if p.model_text is not None else p.text
+    texts = [p.sent
              for p in message.parts if isinstance(p, TextPart)]
     parts = [{"text": text} for text in texts if text]
     return [{"role": "user", "parts": parts}] if parts else []

@@ -47,6 +47,7 @@ from totem.providers.base import (
     ToolCallBegin,
     UsageReport,
 )
+from totem.providers.openai_chat import user_to_wire
 
 __all__ = [
     "ABORTED_OUTPUT",
@@ -88,7 +89,7 @@ def to_wire(
         messages.append({"role": "system", "content": request.system})
     for message in request.messages:
         if message.role == "user":
-            messages += _user(message)
+            messages += user_to_wire(message)
         else:
             messages += _assistant(message, bool(opts.get("send_reasoning")))
     body: Json = {"model": request.model, "messages": messages, "stream": True}
@@ -167,14 +168,6 @@ def estimate_num_ctx(
     size = max(size, minimum, floor or 0)
     return min(size, cap) if cap else size
 
-
-def _user(message: Message) -> list[Json]:
-    texts = [
-        p.model_text if p.model_text is not None else p.text
-        for p in message.parts
-        if isinstance(p, TextPart)
-    ]
-    return [{"role": "user", "content": "\n\n".join(texts)}] if texts else []
 
 
 def _assistant(message: Message, send_reasoning: bool) -> list[Json]:

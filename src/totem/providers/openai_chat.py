@@ -50,7 +50,7 @@ from totem.providers.http import (
 from totem.providers.retry import classify_status
 
 __all__ = ["ABORTED_OUTPUT", "ChatStreamState", "OpenAIChatProvider", "finish", "from_wire",
-           "to_wire"]
+           "to_wire", "user_to_wire"]
 
 ABORTED_OUTPUT = "[Aborted by user]"
 Json = dict[str, Any]
@@ -66,7 +66,7 @@ def to_wire(request: ModelRequest, *, options: Mapping[str, Any] | None = None) 
         messages.append({"role": "system", "content": request.system})
     for message in request.messages:
         if message.role == "user":
-            messages.extend(_user_to_wire(message))
+            messages.extend(user_to_wire(message))
         else:
             messages.extend(_assistant_to_wire(message, bool(opts.get("send_reasoning"))))
     body: Json = {"model": request.model, "messages": messages, "stream": True}
@@ -88,12 +88,9 @@ def to_wire(request: ModelRequest, *, options: Mapping[str, Any] | None = None) 
     return body
 
 
-def _user_to_wire(message: Message) -> list[Json]:
-    texts = [
-        p.model_text if p.model_text is not None else p.text
-        for p in message.parts
-        if isinstance(p, TextPart)
-    ]
+def user_to_wire(message: Message) -> list[Json]:
+    """A user message as chat APIs take it (OpenAI's and Ollama's alike): its texts joined."""
+    texts = [p.sent for p in message.parts if isinstance(p, TextPart)]
     return [{"role": "user", "content": "\n\n".join(texts)}] if texts else []
 
 
