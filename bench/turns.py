@@ -3,7 +3,7 @@
     .venv/bin/python bench/turns.py [--runs 5]
 
 Each run starts `totem run --yes --format json` as a new process in a fresh project, served by
-`totem.providers.fake_server` playing: list files, read, grep, read, edit, bash, bash, read,
+`totem.testing.fake_server` playing: list files, read, grep, read, edit, bash, bash, read,
 write, answer. Printed (medians over the runs):
 
     totem --version          process start to exit
@@ -28,7 +28,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from totem.providers.fake_server import FakeOpenAIServer
+from totem.testing.fake_server import FakeOpenAIServer
 
 HERE = Path(__file__).resolve().parent
 # the totem to measure: this environment's, or another build's (bench/compare.sh)

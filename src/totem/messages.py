@@ -104,7 +104,7 @@ class NoticePart:
 
 @dataclass(slots=True)
 class SummaryPart:
-    """Compaction (L7): the request for a summary of older turns, or the summary itself.
+    """Compaction: the request for a summary of older turns, or the summary itself.
 
     Stored in a message of its own; the derived list sent to a model replaces the messages
     up to `covers_until` with the summary. Adapters never see this part.

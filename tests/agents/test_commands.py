@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from totem.commands import Command, Expansion, complete, expand, load_commands
+from totem.session.commands import Command, Expansion, complete, expand, load_commands
 
 
 @pytest.fixture

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from totem.abort import AbortSignal
-from totem.permission import PermissionService
+from totem.policy.permission import PermissionService
 from totem.skills import load_skills, skills_prompt
 from totem.tools.base import ToolContext, ToolError, ToolResult, ToolSettings, parse_arguments
 from totem.tools.lazy import LazyTool

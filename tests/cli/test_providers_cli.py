@@ -21,7 +21,7 @@ import yaml
 
 from totem.cli import models as models_cli
 from totem.cli import providers as providers_cli
-from totem.providers.fake_server import FakeOpenAIServer
+from totem.testing.fake_server import FakeOpenAIServer
 
 KEY = "gsk_test_4f1b9c2d7e3a5b6c8d9e0f1a2b3c"
 SERVER_KEY = "sk-local-server-5e6f7a8b9c0d"

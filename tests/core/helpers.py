@@ -11,10 +11,10 @@ from pydantic import BaseModel, Field
 
 from totem.abort import AbortSignal
 from totem.events import Event
-from totem.loop import Agent, run_events
-from totem.permission import Mode, PermissionService, Rule
+from totem.policy.permission import Mode, PermissionService, Rule
 from totem.providers.base import Provider
-from totem.providers.profiles import profile_for
+from totem.providers.catalog.profiles import profile_for
+from totem.run.loop import Agent, run_events
 from totem.store.sqlite import SqliteStore
 from totem.tools.base import Tool, ToolContext, ToolResult
 

@@ -1,15 +1,15 @@
-"""L7: long sessions stay under the model's window; the stored history is never rewritten."""
+"""long sessions stay under the model's window; the stored history is never rewritten."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
 from tests.core.helpers import make_agent, run_once
-from totem.compaction import Compactor, estimate
 from totem.events import Notice, TextDelta, ToolEnd
 from totem.messages import ImageBlock, Message, SummaryPart, TextPart, ToolPart
 from totem.providers.base import ModelRequest
-from totem.providers.fake import FunctionProvider, Turn, call, reply
+from totem.run.compaction import Compactor, estimate
+from totem.testing.scripted import FunctionProvider, Turn, call, reply
 
 WINDOW = 8_000
 

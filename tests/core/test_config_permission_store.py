@@ -7,11 +7,11 @@ from pathlib import Path
 
 import pytest
 
-from totem.config import ConfigError, Secret, load_config
 from totem.events import Event, PermissionAsked
 from totem.messages import Message, TextPart, ToolPart
-from totem.permission import PermissionDenied, PermissionService, Reply, Rule, evaluate
+from totem.policy.permission import PermissionDenied, PermissionService, Reply, Rule, evaluate
 from totem.providers.registry import make_provider, resolve_model
+from totem.settings.config import ConfigError, Secret, load_config
 from totem.store.sqlite import SqliteStore
 
 

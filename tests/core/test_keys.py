@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from totem.keys import (
+from totem.settings.keys import (
     KeyStoreError,
     delete_key,
     get_key,

@@ -18,11 +18,11 @@ from totem.events import (
     ToolEnd,
     ToolStart,
 )
-from totem.loop import run_events
 from totem.messages import NoticePart, ReasoningPart, TextPart, ToolPart
-from totem.permission import Rule
+from totem.policy.permission import Rule
 from totem.providers.base import ModelRequest, StreamEnd, TextChunk
-from totem.providers.fake import FunctionProvider, ScriptedProvider, Turn, call, reply
+from totem.run.loop import run_events
+from totem.testing.scripted import FunctionProvider, ScriptedProvider, Turn, call, reply
 
 
 def finished(events: list[object]) -> RunFinished:
@@ -224,7 +224,7 @@ def test_read_only_calls_of_a_step_run_together(tmp_path: Path) -> None:
 
 
 def test_secrets_in_tool_output_are_redacted(tmp_path: Path) -> None:
-    from totem.redact import Redactor
+    from totem.policy.redact import Redactor
 
     provider = ScriptedProvider([call(("echo", {"text": "key=sk-abcdef123456 ok"})), reply("k")])
     agent = make_agent(tmp_path, provider)
@@ -247,7 +247,7 @@ def test_cost_per_step_adds_up_to_the_run(tmp_path: Path) -> None:
     from totem.events import StepFinished
     from totem.messages import Usage
     from totem.providers.base import StreamEnd, UsageReport
-    from totem.providers.catalogue import Price
+    from totem.providers.catalog.catalogue import Price
 
     def turn(text: str, usage: Usage) -> list[object]:
         return [TextChunk(text), UsageReport(usage), StreamEnd("stop")]

@@ -12,11 +12,11 @@ from pathlib import Path
 from tests.core.helpers import EchoTool, make_agent
 from totem.abort import AbortSignal
 from totem.events import AgentEvent, Event, RunFinished, RunStarted, TextDelta, ToolEnd
-from totem.loop import Agent, run_events
 from totem.messages import ToolPart
 from totem.providers.base import ModelRequest
-from totem.providers.fake import FunctionProvider, Turn, call, reply
-from totem.subagents import SubagentRunner
+from totem.run.loop import Agent, run_events
+from totem.run.subagents import SubagentRunner
+from totem.testing.scripted import FunctionProvider, Turn, call, reply
 from totem.tools.bash import Bash
 from totem.tools.task import Task
 

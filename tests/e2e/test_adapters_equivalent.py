@@ -14,13 +14,13 @@ import pytest
 
 from tests.support.aimock import running_aimock
 from totem.abort import AbortSignal
-from totem.config import ProviderConfig, Secret
 from totem.events import Event, RunFinished
-from totem.loop import Agent, run_events
 from totem.messages import Message, ReasoningPart, TextPart, ToolPart
-from totem.permission import PermissionService
-from totem.providers.profiles import profile_for
+from totem.policy.permission import PermissionService
+from totem.providers.catalog.profiles import profile_for
 from totem.providers.registry import make_provider
+from totem.run.loop import Agent, run_events
+from totem.settings.config import ProviderConfig, Secret
 from totem.store.sqlite import SqliteStore
 from totem.tools.registry import builtin_tools
 

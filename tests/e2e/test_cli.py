@@ -16,8 +16,8 @@ from typing import Any
 
 import pytest
 
-from totem.providers.fake_server import FakeOpenAIServer
 from totem.store.sqlite import SqliteStore
+from totem.testing.fake_server import FakeOpenAIServer
 
 TOTEM = [sys.executable, "-m", "totem"]
 

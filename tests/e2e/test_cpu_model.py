@@ -107,7 +107,7 @@ def test_real_model_calls_a_tool_and_the_run_ends_visibly(llama_url: str, tmp_pa
 def test_detection_finds_llama_server_and_totem_uses_it(llama_url: str, tmp_path: Path) -> None:
     import asyncio
 
-    from totem.providers.detect import detect
+    from totem.providers.catalog.detect import detect
 
     port = int(llama_url.rsplit(":", 1)[1].split("/")[0])
     found = asyncio.run(detect(ports={"llamacpp": port}))

@@ -28,7 +28,7 @@ from typing import Any
 import pytest
 
 from tests.support.aimock import Aimock, running_aimock
-from totem.providers.detect import detect_sync
+from totem.providers.catalog.detect import detect_sync
 
 pytestmark = pytest.mark.litellm
 

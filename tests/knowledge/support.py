@@ -19,16 +19,16 @@ from pathlib import Path
 from typing import Any
 
 from totem.abort import AbortSignal
-from totem.config import Config, KnowledgeSettings
 from totem.events import Event, Notice
 from totem.knowledge import Pack
 from totem.knowledge.session import ProjectKnowledge
 from totem.messages import Message
-from totem.permission import Mode, Rule
+from totem.policy.permission import Mode, Rule
 from totem.providers.base import ModelRequest
-from totem.providers.fake import ScriptedProvider, Turn
-from totem.session import SessionService
+from totem.session.service import SessionService
+from totem.settings.config import Config, KnowledgeSettings
 from totem.store.sqlite import SqliteStore
+from totem.testing.scripted import ScriptedProvider, Turn
 
 STANDIN = Path(__file__).resolve().parent / "forge_standin.py"
 

@@ -1,4 +1,4 @@
-"""K5: the conventions check finds each planted violation, says nothing of a clean file, and
+"""the conventions check finds each planted violation, says nothing of a clean file, and
 its findings reach the model in the result of write, edit and patch (Total.js projects only)."""
 
 from __future__ import annotations
@@ -9,11 +9,11 @@ from pathlib import Path, PurePath
 import pytest
 
 from tests.knowledge.support import run_session
-from totem.config import KnowledgeSettings
 from totem.knowledge import format_findings
 from totem.knowledge.totaljs.conventions import check, rules
 from totem.messages import Message, ToolPart
-from totem.providers.fake import call, reply
+from totem.settings.config import KnowledgeSettings
+from totem.testing.scripted import call, reply
 
 CLEAN_JS = """\
 NEWACTION('Orders|create', {

@@ -1,4 +1,4 @@
-"""K1: which folders are Total.js projects, under totaljs: auto, always and never."""
+"""which folders are Total.js projects, under totaljs: auto, always and never."""
 
 from __future__ import annotations
 
@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from totem.config import ConfigError, KnowledgeSettings, load_config
 from totem.knowledge import active_pack
 from totem.knowledge.totaljs import TOTALJS
+from totem.settings.config import ConfigError, KnowledgeSettings, load_config
 
 AUTO = KnowledgeSettings()
 

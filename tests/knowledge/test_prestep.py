@@ -1,4 +1,4 @@
-"""K3/K4: the documentation search before the first step, against a local stand-in of the
+"""the documentation search before the first step, against a local stand-in of the
 Total.js documentation server (same tool names and shapes) declared as the project's `forge`
 server, the path by which a project replaces the built-in one."""
 
@@ -9,13 +9,13 @@ from pathlib import Path
 from typing import Any
 
 from tests.knowledge.support import calls, declare_forge, run_session, standin_spec
-from totem.config import KnowledgeSettings
 from totem.events import Notice, RunFinished
 from totem.knowledge.session import SEARCH_TIMEOUT
 from totem.knowledge.totaljs import TotalJs
 from totem.messages import NoticePart
-from totem.permission import Rule
-from totem.providers.fake import reply
+from totem.policy.permission import Rule
+from totem.settings.config import KnowledgeSettings
+from totem.testing.scripted import reply
 
 SPANISH = "quiero hacer un componente jcomponent de contador"
 ENGLISH = "How do I define a route with a parameter in Total.js?"

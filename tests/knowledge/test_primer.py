@@ -1,14 +1,14 @@
-"""K2: the primer is in the system prompt of the agent and of its sub-agents in Total.js
-projects, and nowhere else; K4: the conventions skill is offered in the same projects."""
+"""the primer is in the system prompt of the agent and of its sub-agents in Total.js
+projects, and nowhere else; the conventions skill is offered in the same projects."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
 from tests.knowledge.support import run_session
-from totem.config import KnowledgeSettings
 from totem.knowledge.totaljs import TOTALJS
-from totem.providers.fake import call, reply
+from totem.settings.config import KnowledgeSettings
+from totem.testing.scripted import call, reply
 
 PRIMER = TOTALJS.primer()
 SKILL = "- totaljs-conventions:"

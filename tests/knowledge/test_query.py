@@ -1,4 +1,4 @@
-"""K3: what the search before the first step looks for: filler words dropped (Spanish and
+"""what the search before the first step looks for: filler words dropped (Spanish and
 English), Spanish topic words translated, the product chosen, the component recipe."""
 
 from __future__ import annotations

@@ -30,8 +30,8 @@ import pytest
 from totem.abort import AbortSignal
 from totem.events import Event, PermissionAsked, QuestionAsked
 from totem.mcp.config import HttpServer, StdioServer
-from totem.permission import Mode, PermissionService, Reply, Rule
-from totem.questions import QuestionService
+from totem.policy.permission import Mode, PermissionService, Reply, Rule
+from totem.policy.questions import QuestionService
 from totem.tools.base import Tool, ToolContext, ToolResult, ToolSettings, parse_arguments
 
 HERE = Path(__file__).resolve().parent
@@ -64,7 +64,7 @@ def new_mark() -> str:
 def everything_stdio(
     mark: str, *, name: str = "everything", timeout: float = CALL, protocol: str = "legacy"
 ) -> StdioServer:
-    from totem.config import Secret
+    from totem.settings.config import Secret
 
     return StdioServer(
         name=name,
@@ -80,7 +80,7 @@ def everything_stdio(
 def python_server(
     mark: str, *, name: str = "py", timeout: float = CALL, protocol: str = "legacy"
 ) -> StdioServer:
-    from totem.config import Secret
+    from totem.settings.config import Secret
 
     return StdioServer(
         name=name,

@@ -10,7 +10,6 @@ from pathlib import Path
 
 import pytest
 
-from totem.config import ConfigError, Secret
 from totem.mcp.config import (
     HttpServer,
     StdioServer,
@@ -19,6 +18,7 @@ from totem.mcp.config import (
     resolve_secrets,
     tool_name,
 )
+from totem.settings.config import ConfigError, Secret
 
 
 def write_json(root: Path, data: object) -> None:

@@ -17,11 +17,11 @@ from tests.mcp.support import (
     processes_with,
     python_server,
 )
-from totem.config import Secret
 from totem.events import Notice, PermissionAsked
 from totem.mcp.config import HttpServer, StdioServer
 from totem.mcp.manager import McpManager
-from totem.permission import Rule
+from totem.policy.permission import Rule
+from totem.settings.config import Secret
 
 
 def pipes() -> int:

@@ -13,10 +13,10 @@ from tests.core.helpers import make_agent
 from tests.mcp.support import everything_stdio, new_mark, processes_with
 from totem.abort import AbortSignal
 from totem.events import Event, RunFinished, ToolEnd, ToolProgress
-from totem.loop import Agent, run_events
 from totem.mcp.manager import McpManager, is_mcp_tool
 from totem.mcp.tool import OPEN_OBJECT, SCHEMA_TOOL
-from totem.providers.fake import ScriptedProvider, Turn, call, reply
+from totem.run.loop import Agent, run_events
+from totem.testing.scripted import ScriptedProvider, Turn, call, reply
 
 
 async def run_with_everything(

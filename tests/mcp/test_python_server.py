@@ -12,7 +12,7 @@ from totem.events import QuestionAsked, ToolProgress
 from totem.mcp.elicitation import ANSWER
 from totem.mcp.manager import McpManager
 from totem.mcp.sampling import ProviderSampler
-from totem.providers.fake import ScriptedProvider, reply
+from totem.testing.scripted import ScriptedProvider, reply
 from totem.tools.base import ToolError
 
 

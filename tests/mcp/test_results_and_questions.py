@@ -11,7 +11,7 @@ import mcp_types as types
 from totem.events import Event, QuestionAsked
 from totem.mcp.elicitation import ANSWER, DECLINE, OPENED, elicit
 from totem.mcp.tool import render_result
-from totem.questions import QuestionService
+from totem.policy.questions import QuestionService
 
 
 def test_every_kind_of_content_is_mapped() -> None:

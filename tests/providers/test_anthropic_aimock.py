@@ -42,7 +42,7 @@ from totem.providers.base import (
     ToolSpec,
     UsageReport,
 )
-from totem.providers.retry import stream_with_retry
+from totem.providers.transport.retry import stream_with_retry
 
 pytestmark = pytest.mark.aimock
 
@@ -264,7 +264,7 @@ def test_signed_thinking_goes_back_and_passes_the_strict_check(aimock: Aimock) -
 
 
 def test_a_recorded_thinking_tool_turn_goes_back_whole(aimock: Aimock) -> None:
-    from totem.recorder import StepRecorder
+    from totem.run.recorder import StepRecorder
     from totem.store.sqlite import SqliteStore
 
     thinking = {"thinking": {"budget_tokens": 2048}}

@@ -11,7 +11,6 @@ from typing import Any
 import httpx
 import pytest
 
-from totem.config import ProviderConfig, Secret
 from totem.messages import Message, TextPart
 from totem.providers.anthropic import API_VERSION, AnthropicProvider, from_config
 from totem.providers.base import (
@@ -29,6 +28,7 @@ from totem.providers.base import (
     ToolCallBegin,
     UsageReport,
 )
+from totem.settings.config import ProviderConfig, Secret
 
 KEY = "sk-ant-SECRET-123456"
 Handler = Callable[[httpx.Request], httpx.Response]

@@ -42,7 +42,7 @@ from totem.providers.base import (
     UsageReport,
 )
 from totem.providers.bedrock import BedrockProvider
-from totem.providers.retry import stream_with_retry
+from totem.providers.transport.retry import stream_with_retry
 
 pytestmark = pytest.mark.aimock
 

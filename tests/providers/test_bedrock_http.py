@@ -33,8 +33,8 @@ from totem.providers.base import (
     TextChunk,
 )
 from totem.providers.bedrock import BedrockProvider
-from totem.providers.eventstream import encode_event, encode_exception, encode_message
-from totem.providers.retry import stream_with_retry
+from totem.providers.transport.eventstream import encode_event, encode_exception, encode_message
+from totem.providers.transport.retry import stream_with_retry
 
 MODEL = "anthropic.claude-3-5-haiku-20241022-v1:0"
 REGION = "eu-west-3"

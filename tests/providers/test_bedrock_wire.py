@@ -38,8 +38,8 @@ from totem.providers.base import (
     UsageReport,
 )
 from totem.providers.bedrock import ConverseStreamState, finish, from_wire, to_wire
-from totem.providers.bedrock_wire import decode
-from totem.providers.eventstream import EventStreamDecoder, encode_event, encode_message
+from totem.providers.transport.eventstream import EventStreamDecoder, encode_event, encode_message
+from totem.providers.wire.bedrock import decode
 
 MODEL = "anthropic.claude-sonnet-4-20250514-v1:0"
 PNG = base64.b64encode(b"\x89PNG\r\n\x1a\nfake").decode()

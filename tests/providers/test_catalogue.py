@@ -8,9 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from totem.config import ProviderConfig
 from totem.messages import Usage
-from totem.providers.catalogue import (
+from totem.providers.catalog.catalogue import (
     ModelInfo,
     Price,
     builtin_info,
@@ -20,8 +19,9 @@ from totem.providers.catalogue import (
     reported_from_listing,
     tools_warning,
 )
+from totem.settings.config import ProviderConfig
 
-TABLE = Path(__file__).resolve().parents[2] / "src/totem/providers/catalogue.json"
+TABLE = Path(__file__).resolve().parents[2] / "src/totem/providers/catalog/catalogue.json"
 
 
 @pytest.mark.parametrize(

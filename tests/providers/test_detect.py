@@ -22,8 +22,8 @@ from pathlib import Path
 import pytest
 
 from tests.support.aimock import running_aimock
-from totem.providers.detect import Found, detect_sync
-from totem.providers.fake_server import FakeOpenAIServer
+from totem.providers.catalog.detect import Found, detect_sync
+from totem.testing.fake_server import FakeOpenAIServer
 
 
 def _free_port() -> int:

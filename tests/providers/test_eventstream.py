@@ -14,7 +14,7 @@ from collections.abc import AsyncIterator
 import pytest
 
 from tests.support.aimock import AIMOCK_DIR
-from totem.providers.eventstream import (
+from totem.providers.transport.eventstream import (
     EventMessage,
     EventStreamDecoder,
     EventStreamError,

@@ -24,9 +24,9 @@ from totem.providers.base import (
     ToolCallBegin,
     UsageReport,
 )
-from totem.providers.fake_server import FakeOpenAIServer, ScriptItem, running_in_thread
 from totem.providers.openai_chat import OpenAIChatProvider
-from totem.providers.retry import stream_with_retry
+from totem.providers.transport.retry import stream_with_retry
+from totem.testing.fake_server import FakeOpenAIServer, ScriptItem, running_in_thread
 
 T = TypeVar("T")
 TOOLS: list[Any] = [{"type": "function", "function": {

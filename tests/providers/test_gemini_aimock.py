@@ -41,7 +41,7 @@ from totem.providers.base import (
     UsageReport,
 )
 from totem.providers.gemini import GeminiModel, GeminiProvider
-from totem.providers.retry import stream_with_retry
+from totem.providers.transport.retry import stream_with_retry
 
 pytestmark = pytest.mark.aimock
 
@@ -128,7 +128,7 @@ def texts(events: Sequence[StreamEvent]) -> str:
 def recorded(events: Sequence[StreamEvent], outputs: Sequence[str]) -> list[Message]:
     """The step as the loop stores it (StepRecorder, SQLite), tool results filled in: the
     messages a resumed session would send."""
-    from totem.recorder import StepRecorder
+    from totem.run.recorder import StepRecorder
     from totem.store.sqlite import SqliteStore
 
     store = SqliteStore(":memory:")

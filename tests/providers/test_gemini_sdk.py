@@ -41,7 +41,7 @@ from totem.providers.base import (
     UsageReport,
 )
 from totem.providers.gemini import GeminiProvider
-from totem.providers.gemini_wire import to_wire
+from totem.providers.wire.gemini import to_wire
 
 genai = pytest.importorskip("google.genai")
 types = pytest.importorskip("google.genai.types")

@@ -24,7 +24,7 @@ from totem.providers.base import (
     ToolSpec,
     UsageReport,
 )
-from totem.providers.gemini_wire import (
+from totem.providers.wire.gemini import (
     GeminiStreamState,
     finish,
     from_wire,
@@ -363,7 +363,7 @@ def test_errors_inside_the_stream_are_classified() -> None:
 
 def test_signatures_survive_the_recorded_round_trip() -> None:
     """Events -> parts (as the step recorder stores them) -> the next request."""
-    from totem.recorder import StepRecorder
+    from totem.run.recorder import StepRecorder
     from totem.store.sqlite import SqliteStore
 
     store = SqliteStore(":memory:")

@@ -14,12 +14,12 @@ from typing import Any
 
 import pytest
 
-from totem.config import ProviderConfig
 from totem.messages import Message, TextPart
 from totem.providers.base import AuthError, ModelRequest, StreamEvent, TextChunk, ToolSpec
-from totem.providers.catalogue import Price
-from totem.providers.fake_server import FakeOpenAIServer, RecordedRequest
+from totem.providers.catalog.catalogue import Price
 from totem.providers.litellm import LiteLLMModel, LiteLLMProvider, from_config, parse_model_info
+from totem.settings.config import ProviderConfig
+from totem.testing.fake_server import FakeOpenAIServer, RecordedRequest
 
 KEY = "sk-proxy-master-7c1d9e2b40aa"
 

@@ -40,7 +40,7 @@ from totem.providers.base import (
     ToolSpec,
 )
 from totem.providers.ollama import OllamaModel, OllamaProvider
-from totem.providers.retry import stream_with_retry
+from totem.providers.transport.retry import stream_with_retry
 
 pytestmark = pytest.mark.aimock
 

@@ -21,7 +21,7 @@ from totem.providers.base import (
     ToolSpec,
     UsageReport,
 )
-from totem.providers.ollama_wire import (
+from totem.providers.wire.ollama import (
     OllamaStreamState,
     estimate_num_ctx,
     finish,

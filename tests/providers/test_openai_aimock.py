@@ -36,7 +36,7 @@ from totem.providers.base import (
     UsageReport,
 )
 from totem.providers.openai_chat import OpenAIChatProvider
-from totem.providers.retry import stream_with_retry
+from totem.providers.transport.retry import stream_with_retry
 
 pytestmark = pytest.mark.aimock
 

@@ -35,7 +35,7 @@ from totem.providers.openai_chat import (
     from_wire,
     to_wire,
 )
-from totem.providers.retry import parse_retry_after
+from totem.providers.transport.retry import parse_retry_after
 
 KEY = "sk-test-SECRET-0123456789"
 

@@ -17,8 +17,8 @@ from totem.providers.base import (
     StreamEvent,
     TextChunk,
 )
-from totem.providers.fake import reply
-from totem.providers.retry import backoff_delay, stream_with_retry
+from totem.providers.transport.retry import backoff_delay, stream_with_retry
+from totem.testing.scripted import reply
 
 Step = Sequence[StreamEvent | BaseException]
 

@@ -3,7 +3,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import AsyncIterator, Sequence
 
-from totem.providers.sse import SSEDecoder, SSEEvent, aiter_sse
+from totem.providers.transport.sse import SSEDecoder, SSEEvent, aiter_sse
 
 
 def decode(chunks: Sequence[bytes | str]) -> list[SSEEvent]:

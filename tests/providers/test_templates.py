@@ -6,9 +6,9 @@ from urllib.parse import urlsplit
 
 import pytest
 
-from totem.providers.detect import default_ports
+from totem.providers.catalog.detect import default_ports
+from totem.providers.catalog.templates import template, templates
 from totem.providers.registry import OPENAI_KINDS
-from totem.providers.templates import template, templates
 
 ADAPTER_KINDS = OPENAI_KINDS | {"ollama", "anthropic", "gemini", "bedrock", "litellm"}
 SPEC_P7 = ["vllm", "xai", "fireworks", "cerebras", "huggingface", "nvidia", "moonshot", "cohere",
@@ -57,4 +57,4 @@ def test_lookup_ignores_case_and_names_the_known_ids() -> None:
 def test_local_servers_are_probed_on_their_usual_ports() -> None:
     assert default_ports() == {"ollama": 11434, "lmstudio": 1234, "llamacpp": 8080,
                                "vllm": 8000, "litellm": 4000}
-    assert template("litellm").local is False  # listed with the remote providers (P6)
+    assert template("litellm").local is False  # listed with the remote providers

@@ -10,7 +10,7 @@ from typing import Any, Protocol
 import pytest
 
 from totem.abort import AbortSignal
-from totem.permission import Mode, PermissionService, Rule
+from totem.policy.permission import Mode, PermissionService, Rule
 from totem.tools.base import Tool, ToolContext, ToolResult, ToolSettings, parse_arguments
 
 

@@ -7,7 +7,7 @@ import pytest
 from tests.tools.conftest import Call
 from totem.abort import Aborted
 from totem.events import Event, QuestionAsked
-from totem.questions import QuestionService
+from totem.policy.questions import QuestionService
 from totem.tools.ask import NO_ANSWER, Ask, AskInput
 from totem.tools.base import ToolContext, ToolError
 

@@ -10,7 +10,7 @@ import pytest
 from tests.tools.conftest import Call, MakeContext
 from totem.abort import Aborted
 from totem.events import Event, PermissionAsked
-from totem.permission import PermissionDenied, PermissionService, Reply, Rule
+from totem.policy.permission import PermissionDenied, PermissionService, Reply, Rule
 from totem.tools.base import ToolContext, ToolError, ToolSettings
 from totem.tools.bash import Bash, BashInput
 

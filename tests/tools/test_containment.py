@@ -1,4 +1,4 @@
-"""T4 / R3: no file tool reaches outside the project root unless a rule allows the path."""
+"""no file tool reaches outside the project root unless a rule allows the path."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from tests.tools.conftest import Call, MakeContext
-from totem.permission import Rule
+from totem.policy.permission import Rule
 from totem.tools.base import Tool, ToolContext, ToolError
 from totem.tools.edit import Edit
 from totem.tools.glob import Glob

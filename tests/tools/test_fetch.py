@@ -9,8 +9,8 @@ from tests.tools.conftest import Call, MakeContext
 from tests.tools.helpers_extra import Reply, http_server
 from totem.abort import Aborted
 from totem.events import Event, PermissionAsked
-from totem.permission import PermissionDenied, PermissionService, Rule
-from totem.permission import Reply as PermissionReply
+from totem.policy.permission import PermissionDenied, PermissionService, Rule
+from totem.policy.permission import Reply as PermissionReply
 from totem.tools.base import ToolContext, ToolError
 from totem.tools.fetch import MAX_BYTES, Fetch, FetchInput
 

@@ -5,7 +5,7 @@ from pathlib import Path
 import pytest
 
 from tests.tools.conftest import Call, MakeContext, SnapshotLog
-from totem.permission import PermissionDenied
+from totem.policy.permission import PermissionDenied
 from totem.tools.base import ToolContext, ToolError
 from totem.tools.patch import Patch
 
@@ -91,7 +91,7 @@ def test_update_of_a_missing_file(ctx: ToolContext, call: Call) -> None:
 
 def test_asks_edit_with_every_path(project: Path, make_ctx: MakeContext, call: Call) -> None:
     from totem.events import Event, PermissionAsked
-    from totem.permission import PermissionService, Reply
+    from totem.policy.permission import PermissionService, Reply
 
     (project / "a.txt").write_text("one\n")
     ctx = make_ctx()

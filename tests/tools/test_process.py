@@ -12,7 +12,7 @@ import pytest
 from tests.tools.conftest import MakeContext
 from tests.tools.helpers_extra import gone, group_members, wait_until
 from totem.events import Event, PermissionAsked
-from totem.permission import PermissionDenied, PermissionService, Reply, Rule
+from totem.policy.permission import PermissionDenied, PermissionService, Reply, Rule
 from totem.tools.base import Tool, ToolContext, ToolError, ToolResult, ToolSettings, parse_arguments
 from totem.tools.process import ProcessManager, ProcessTool
 

@@ -111,7 +111,7 @@ def test_missing_file_suggests_similar_names(project: Path, ctx: ToolContext, ca
 
 
 def test_read_can_be_denied_by_a_rule(project: Path, make_ctx: MakeContext, call: Call) -> None:
-    from totem.permission import PermissionDenied, Rule
+    from totem.policy.permission import PermissionDenied, Rule
 
     (project / ".env").write_text("KEY=1\n")
     ctx = make_ctx(mode="headless", rules=[Rule("read", ".env", "deny")])

@@ -2,7 +2,7 @@ from __future__ import annotations
 
 import pytest
 
-from totem.tools.shell import forbidden, split_commands
+from totem.policy.shell_parse import forbidden, split_commands
 
 
 @pytest.mark.parametrize(

@@ -7,7 +7,7 @@ import pytest
 
 from tests.tools.conftest import Call, MakeContext
 from tests.tools.helpers_extra import Reply, http_server
-from totem.permission import PermissionDenied, Rule
+from totem.policy.permission import PermissionDenied, Rule
 from totem.tools.base import ToolContext, ToolError
 from totem.tools.websearch import WebSearch, websearch_tool
 

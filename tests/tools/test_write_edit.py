@@ -5,7 +5,7 @@ from pathlib import Path
 import pytest
 
 from tests.tools.conftest import Call, MakeContext, SnapshotLog
-from totem.permission import PermissionDenied
+from totem.policy.permission import PermissionDenied
 from totem.tools.base import ToolContext, ToolError
 from totem.tools.edit import Edit
 from totem.tools.write import Write

@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 from tests.web.support import Served, finished, no_process, project, scripted
-from totem.providers.fake_server import FakeOpenAIServer
+from totem.testing.fake_server import FakeOpenAIServer
 
 ALLOW_BASH = "permission:\n  - {permission: bash, pattern: '*', action: allow}\n"
 SECRET = "sk-supersecret-0123456789abcdef"

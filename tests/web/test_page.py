@@ -13,7 +13,7 @@ import pytest
 
 from tests.support.aimock import running_aimock
 from tests.web.support import Served, browser, no_process, openai_config, project, scripted
-from totem.providers.fake_server import FakeOpenAIServer
+from totem.testing.fake_server import FakeOpenAIServer
 
 pytestmark = pytest.mark.web
 

@@ -1,4 +1,4 @@
-"""R4 with plain HTTP requests: the token, the cookie, Origin, Host, and the loud warning."""
+"""plain HTTP requests: the token, the cookie, Origin, Host, and the loud warning."""
 
 from __future__ import annotations
 

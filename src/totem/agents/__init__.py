@@ -1,4 +1,4 @@
-"""Agent definitions: built in, saved (for all projects or one), and project files (A4).
+"""Agent definitions: built in, saved (for all projects or one), and project files.
 
 `load_agents(root, store)` gives every agent by name, the last place winning; the `task`
 tool offers them and runs the chosen one. `totem.agents.saved` keeps the saved ones.

@@ -1,4 +1,4 @@
-"""Agent definitions (A4) from four places; the last place wins for a name:
+"""Agent definitions from four places; the last place wins for a name:
 
     totem/agents/builtin/*.md       built in (explore, general)
     store, scope "global"           saved for all projects

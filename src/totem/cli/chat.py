@@ -18,9 +18,9 @@ from totem.cli.interact import answer_in_terminal
 from totem.cli.lines import LineReader
 from totem.cli.main import EXIT_OK, EXIT_USAGE
 from totem.cli.render import TextRenderer
-from totem.config import ConfigError
 from totem.events import RunFinished
 from totem.messages import Usage
+from totem.settings.config import ConfigError
 
 __all__ = ["chat_command"]
 
@@ -40,7 +40,7 @@ def _token_line(
 
 async def _chat(args: argparse.Namespace) -> int:
     from totem import __version__
-    from totem.session import SessionService
+    from totem.session.service import SessionService
 
     service = SessionService(Path.cwd(), mode="interactive")
     await service.prepare()
@@ -115,7 +115,7 @@ def _complete_commands(root: Path) -> None:
         import readline
     except ImportError:
         return
-    from totem.commands import complete, load_commands
+    from totem.session.commands import complete, load_commands
 
     commands = load_commands(root)
     builtin = ["/compact", "/exit", "/help", "/new"]

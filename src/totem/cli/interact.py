@@ -8,7 +8,7 @@ from totem.abort import AbortSignal
 from totem.cli.lines import LineReader
 from totem.cli.render import ask_permission, ask_question
 from totem.events import Event, PermissionAsked, QuestionAsked
-from totem.session import SessionService
+from totem.session.service import SessionService
 
 __all__ = ["answer_in_terminal"]
 
@@ -32,7 +32,7 @@ async def answer_in_terminal(
         return
     answer = asking.result()
     if isinstance(event, PermissionAsked):
-        from totem.permission import Reply
+        from totem.policy.permission import Reply
 
         assert isinstance(answer, Reply)
         service.reply(event.request_id, answer)

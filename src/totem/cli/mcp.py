@@ -11,9 +11,7 @@ Exit code: 0 when every server asked for is ready, 1 otherwise, 2 for an unknown
 from __future__ import annotations
 
 import argparse
-import asyncio
 import sys
-from pathlib import Path
 from typing import Any
 
 __all__ = ["add_parser", "main", "mcp_command"]
@@ -37,15 +35,19 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
 
 
 def mcp_command(args: argparse.Namespace) -> int:
+    import asyncio
+
     return asyncio.run(_mcp(args))
 
 
 async def _mcp(args: argparse.Namespace) -> int:
-    from totem.config import load_config
+    from pathlib import Path
+
     from totem.events import Event, Notice, PermissionAsked
     from totem.mcp.config import load_mcp_config
     from totem.mcp.manager import McpManager
-    from totem.permission import Mode, PermissionService
+    from totem.policy.permission import Mode, PermissionService
+    from totem.settings.config import load_config
 
     root = Path.cwd().resolve()
     config = load_mcp_config(root)
@@ -66,6 +68,8 @@ async def _mcp(args: argparse.Namespace) -> int:
     permission = PermissionService(
         rules=load_config(root).rules, mode=mode, project=str(root), memory=_memory()
     )
+    import asyncio
+
     pending: set[asyncio.Task[None]] = set()
     reader: list[Any] = []  # one terminal reader, made at the first question
 
@@ -103,7 +107,7 @@ async def _ask(permission: Any, event: Any, reader: list[Any]) -> None:
 def _memory() -> Any:
     """The store's remembered rules ("always" replies), when the store can be opened."""
     try:
-        from totem.session import default_store
+        from totem.session.service import default_store
 
         return default_store()
     except Exception:  # a missing or locked store only costs the remembered rules

@@ -1,4 +1,4 @@
-"""`totem models [PROVIDER]`: the models of the configured providers (SPEC U5, P10).
+"""`totem models [PROVIDER]`: the models of the configured providers.
 
     MODEL          CONTEXT  MAX OUT  TOOLS  REASONING  VISION   $/MTOK IN / OUT  SOURCE
     gpt-4o         128,000  16,384   yes    no         yes      2.50 / 10.00     builtin
@@ -22,8 +22,8 @@ TYPE_CHECKING = False  # typing is not imported for `totem --help` or `run`
 if TYPE_CHECKING:
     from typing import Any
 
-    from totem.config import ProviderConfig
-    from totem.providers.catalogue import ModelInfo, Price
+    from totem.providers.catalog.catalogue import ModelInfo, Price
+    from totem.settings.config import ProviderConfig
 
 __all__ = ["add_parsers", "format_rows", "list_model_infos", "models_command"]
 
@@ -44,7 +44,7 @@ def models_command(args: argparse.Namespace) -> int:
     import asyncio
     from pathlib import Path
 
-    from totem.config import ConfigError, load_config
+    from totem.settings.config import ConfigError, load_config
 
     try:
         config = load_config(Path.cwd())
@@ -75,8 +75,8 @@ async def _gather(cfgs: list[ProviderConfig]) -> tuple[list[ModelInfo], list[tup
     import asyncio
 
     from totem.cli.providers import resolved
-    from totem.config import ConfigError
     from totem.providers.base import ProviderError
+    from totem.settings.config import ConfigError
 
     async def one(cfg: ProviderConfig) -> list[ModelInfo] | str:
         try:
@@ -100,7 +100,7 @@ async def _gather(cfgs: list[ProviderConfig]) -> tuple[list[ModelInfo], list[tup
 async def list_model_infos(cfg: ProviderConfig) -> list[ModelInfo]:
     """What is known of each model of the provider `cfg` (its key already resolved: see
     `cli.providers.resolved`). Raises the adapter's `ProviderError` when it cannot list."""
-    from totem.providers.catalogue import model_info
+    from totem.providers.catalog.catalogue import model_info
     from totem.providers.registry import OPENAI_KINDS, make_provider
 
     provider: Any = make_provider(cfg)
@@ -123,7 +123,7 @@ async def list_model_infos(cfg: ProviderConfig) -> list[ModelInfo]:
 
 
 def _listing(entry: dict[str, Any]) -> dict[str, Any]:
-    from totem.providers.catalogue import reported_from_listing
+    from totem.providers.catalog.catalogue import reported_from_listing
 
     return reported_from_listing(entry)
 

@@ -1,4 +1,4 @@
-"""`totem providers`: list, add, remove, test and detect providers (SPEC U5, P7-P9).
+"""`totem providers`: list, add, remove, test and detect providers.
 
     totem providers                          the configured providers (never a key)
     totem providers templates                what `add` knows
@@ -25,8 +25,8 @@ if TYPE_CHECKING:
     from pathlib import Path
     from typing import Any
 
-    from totem.config import ProviderConfig
-    from totem.providers.templates import Template
+    from totem.providers.catalog.templates import Template
+    from totem.settings.config import ProviderConfig
 
 __all__ = ["add_parsers", "providers_command", "resolved", "user_config_path"]
 
@@ -63,8 +63,8 @@ def add_parsers(subparsers: Any) -> None:
 
 
 def providers_command(args: argparse.Namespace) -> int:
-    from totem.config import ConfigError
-    from totem.keys import KeyStoreError
+    from totem.settings.config import ConfigError
+    from totem.settings.keys import KeyStoreError
 
     action = args.providers_action or "list"
     handlers = {"list": _list, "templates": _templates, "add": _add, "remove": _remove,
@@ -80,7 +80,7 @@ def providers_command(args: argparse.Namespace) -> int:
 
 
 def user_config_path() -> Path:
-    from totem.paths import config_dir
+    from totem.settings.paths import config_dir
 
     return config_dir() / "config.yaml"
 
@@ -88,7 +88,7 @@ def user_config_path() -> Path:
 def _read_user_config() -> dict[str, Any]:
     import yaml
 
-    from totem.config import ConfigError
+    from totem.settings.config import ConfigError
 
     path = user_config_path()
     if not path.is_file():
@@ -130,7 +130,7 @@ def _raw_key(cfg: ProviderConfig) -> str:
 
 def _key_state(cfg: ProviderConfig) -> str:
     """Where the key comes from and whether it is there: never the key itself."""
-    from totem.keys import KEY_REF, load_keys
+    from totem.settings.keys import KEY_REF, load_keys
 
     if cfg.key is None:
         return "none"
@@ -155,8 +155,8 @@ def resolved(cfg: ProviderConfig) -> ProviderConfig:
     `registry.make_provider`; ConfigError naming what is missing."""
     import dataclasses
 
-    from totem.config import ConfigError, Secret
-    from totem.keys import resolve_refs
+    from totem.settings.config import ConfigError, Secret
+    from totem.settings.keys import resolve_refs
 
     if cfg.key is None:
         return cfg
@@ -191,7 +191,7 @@ def _read_key(name: str, tpl: Template) -> str | None:
 def _load() -> Any:
     from pathlib import Path
 
-    from totem.config import load_config
+    from totem.settings.config import load_config
 
     return load_config(Path.cwd())
 
@@ -221,7 +221,7 @@ def _list(args: argparse.Namespace) -> int:
 
 
 def _templates(args: argparse.Namespace) -> int:
-    from totem.providers.templates import templates
+    from totem.providers.catalog.templates import templates
 
     rows = [["ID", "NAME", "KIND", "BASE URL", "KEY"]]
     for tpl in templates():
@@ -236,7 +236,7 @@ def _templates(args: argparse.Namespace) -> int:
 def _add(args: argparse.Namespace) -> int:
     import re
 
-    from totem.providers.templates import template
+    from totem.providers.catalog.templates import template
 
     try:
         tpl = template(args.template)
@@ -274,7 +274,7 @@ def _key_entry(args: argparse.Namespace, tpl: Template, name: str) -> tuple[str 
     """What `key:` says in the configuration (a reference, never the key) and a note."""
     import re
 
-    from totem.keys import key_ref, keys_path, mask, set_key
+    from totem.settings.keys import key_ref, keys_path, mask, set_key
 
     if args.key_env:
         if not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", args.key_env):
@@ -294,8 +294,8 @@ def _key_entry(args: argparse.Namespace, tpl: Template, name: str) -> tuple[str 
 def _remove(args: argparse.Namespace) -> int:
     from pathlib import Path
 
-    from totem.config import config_files
-    from totem.keys import KEY_REF, delete_key
+    from totem.settings.config import config_files
+    from totem.settings.keys import KEY_REF, delete_key
 
     data = _read_user_config()
     providers = data.get("providers") or {}
@@ -354,7 +354,7 @@ def _test(args: argparse.Namespace) -> int:
 
 
 def _detect(args: argparse.Namespace) -> int:
-    from totem.providers.detect import default_ports, detect_sync
+    from totem.providers.catalog.detect import default_ports, detect_sync
 
     ports: dict[str, int] | None = None
     if args.port:
@@ -382,7 +382,7 @@ def _detect(args: argparse.Namespace) -> int:
 
 
 def _needs_key(template_id: str) -> bool:
-    from totem.providers.templates import template
+    from totem.providers.catalog.templates import template
 
     try:
         return template(template_id).needs_key

@@ -23,7 +23,7 @@ from totem.events import (
     ToolProgress,
     ToolStart,
 )
-from totem.permission import Reply
+from totem.policy.permission import Reply
 
 __all__ = ["TextRenderer", "ask_permission", "ask_question", "summarize_input"]
 

@@ -17,9 +17,9 @@ from totem.cli.interact import answer_in_terminal
 from totem.cli.lines import LineReader
 from totem.cli.main import EXIT_ABORTED, EXIT_ERROR, EXIT_LIMIT, EXIT_OK, EXIT_USAGE
 from totem.cli.render import TextRenderer
-from totem.config import ConfigError
 from totem.events import PermissionAsked, QuestionAsked, RunFinished, event_to_dict
-from totem.permission import Mode
+from totem.policy.permission import Mode
+from totem.settings.config import ConfigError
 
 __all__ = ["run_command", "exit_code"]
 
@@ -35,7 +35,7 @@ def exit_code(finished: RunFinished | None) -> int:
 
 
 async def _run(args: argparse.Namespace) -> int:
-    from totem.session import SessionService
+    from totem.session.service import SessionService
 
     interactive = args.format == "text" and sys.stdin.isatty() and sys.stdout.isatty()
     mode: Mode = "yes" if args.yes else ("interactive" if interactive else "headless")

@@ -39,8 +39,8 @@ def _arguments(parser: argparse.ArgumentParser) -> None:
 def serve_command(args: argparse.Namespace) -> int:
     import asyncio
 
-    from totem.config import ConfigError
     from totem.server import warning_for
+    from totem.settings.config import ConfigError
 
     warning = warning_for(args.host)
     if warning:

@@ -1,4 +1,4 @@
-"""Framework knowledge (K1-K5): what totem knows of a framework, as packs of data and functions.
+"""Framework knowledge: what totem knows of a framework, as packs of data and functions.
 
 A pack is a folder of data (a primer, words, rules, the declaration of a documentation server)
 and a few functions; the loop knows nothing of it. The session asks the packs:
@@ -24,7 +24,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from totem.config import KnowledgeSettings
+from totem.settings.config import KnowledgeSettings
 
 if TYPE_CHECKING:  # the types load when first used, not at start-up
     from totem.knowledge.base import Docs, DocsError, Finding, Pack, Page, Pages, Query

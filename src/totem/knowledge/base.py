@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
-from totem.config import KnowledgeSettings
+from totem.settings.config import KnowledgeSettings
 
 __all__ = ["Docs", "DocsError", "Finding", "Pack", "Page", "Pages", "Query"]
 

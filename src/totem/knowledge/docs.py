@@ -1,4 +1,4 @@
-"""A documentation server's search and pages, used before the first step (K3).
+"""A documentation server's search and pages, used before the first step.
 
     search(query, docs, ...) -> Pages     search, then fetch the best pages (together)
     McpDocs(connection)                   a started MCP server as `Docs`

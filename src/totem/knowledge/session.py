@@ -1,5 +1,5 @@
 """One session's framework knowledge: which pack, its primer, its documentation server, and
-the pages found before the first step of a run (K2-K4).
+the pages found before the first step of a run.
 
     knowledge = ProjectKnowledge(root, config.knowledge, store=store)
     knowledge.primer()                   "" when the project is no pack's
@@ -20,9 +20,9 @@ import asyncio
 from collections.abc import Callable, Collection
 from typing import TYPE_CHECKING, Any, Literal
 
-from totem.config import KnowledgeSettings
 from totem.events import Event, Notice
 from totem.knowledge import active_pack
+from totem.settings.config import KnowledgeSettings
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -31,8 +31,8 @@ if TYPE_CHECKING:
     from totem.mcp.config import ServerConfig
     from totem.mcp.connection import Connection
     from totem.mcp.manager import McpManager
-    from totem.permission import PermissionService
-    from totem.questions import QuestionService
+    from totem.policy.permission import PermissionService
+    from totem.policy.questions import QuestionService
     from totem.store.base import Store
     from totem.tools.base import Tool
 
@@ -190,8 +190,8 @@ def _ready(manager: McpManager | None, name: str) -> Connection | None:
 
 def server_from_spec(name: str, spec: dict[str, Any], *, source: str) -> ServerConfig:
     """An `mcpServers` entry (url for HTTP, command and args for stdio) as a server config."""
-    from totem.config import Secret
     from totem.mcp.config import HttpServer, StdioServer
+    from totem.settings.config import Secret
 
     startup = float(spec.get("startup_timeout", 3))
     timeout = float(spec.get("timeout", 20))

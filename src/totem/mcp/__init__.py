@@ -40,7 +40,7 @@ def configured(root: Path) -> bool:
     section in a config file. Cheap enough for start-up (no parsing, nothing imported)."""
     if (root / ".totem" / "mcp.json").is_file():
         return True
-    from totem.config import config_files
+    from totem.settings.config import config_files
 
     for path in config_files(root):
         try:

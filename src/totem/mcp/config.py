@@ -30,8 +30,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal, TypeAlias
 
-from totem.config import ConfigError, Secret
 from totem.mcp import MCP_SECTION
+from totem.settings.config import ConfigError, Secret
 
 __all__ = [
     "DEFAULT_STARTUP_TIMEOUT",
@@ -203,7 +203,7 @@ def _add(config: McpConfig, entries: Any, source: str) -> None:
 
 
 def _yaml_sections(root: Path) -> list[tuple[str, Any]]:
-    from totem.config import config_files
+    from totem.settings.config import config_files
 
     sections: list[tuple[str, Any]] = []
     for path in config_files(root):

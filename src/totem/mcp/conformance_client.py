@@ -21,8 +21,8 @@ from totem.events import Event, Notice, QuestionAsked
 from totem.mcp.config import HttpServer
 from totem.mcp.elicitation import ANSWER
 from totem.mcp.manager import McpManager
-from totem.permission import PermissionService
-from totem.questions import QuestionService
+from totem.policy.permission import PermissionService
+from totem.policy.questions import QuestionService
 from totem.tools.base import Tool, ToolContext, ToolError, ToolSettings, parse_arguments
 
 __all__ = ["main", "run_scenario"]

@@ -31,8 +31,8 @@ from mcp_types import CONNECTION_CLOSED, REQUEST_TIMEOUT, UNSUPPORTED_PROTOCOL_V
 from pydantic import ValidationError
 
 from totem import __version__
-from totem.config import ConfigError
 from totem.mcp.config import HttpServer, ServerConfig, StdioServer, resolve_secrets
+from totem.settings.config import ConfigError
 
 __all__ = ["Connection", "Handlers", "McpServerError", "State"]
 

@@ -14,7 +14,7 @@ from typing import Any
 
 import mcp_types as types
 
-from totem.questions import QuestionService
+from totem.policy.questions import QuestionService
 
 __all__ = ["ANSWER", "DECLINE", "OPENED", "elicit"]
 

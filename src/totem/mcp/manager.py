@@ -24,10 +24,10 @@ from typing import TYPE_CHECKING, Any
 from totem.events import Event, Notice
 from totem.mcp.config import McpConfig, ServerConfig, describe_server, tool_name
 from totem.mcp.sampling import Sampler, SamplingRequest
-from totem.paths import cache_dir
-from totem.permission import PermissionDenied, PermissionService
+from totem.policy.permission import PermissionDenied, PermissionService
+from totem.policy.questions import QuestionService
 from totem.providers.base import ToolSpec
-from totem.questions import QuestionService
+from totem.settings.paths import cache_dir
 from totem.tools.base import Tool
 
 if TYPE_CHECKING:

@@ -1,4 +1,4 @@
-"""The system prompt, built in order from files and functions (A1):
+"""The system prompt, built in order from files and functions:
 
     base prompt (base.txt) -> environment -> project instructions (AGENTS.md and what it
     points to) -> framework knowledge (a pack's primer, `knowledge`) -> skills (name and

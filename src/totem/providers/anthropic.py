@@ -1,4 +1,4 @@
-"""Anthropic Messages over httpx (SPEC P3, P11, P12): the provider half of the adapter.
+"""Anthropic Messages over httpx: the provider half of the adapter.
 
 The mapping lives in `anthropic_wire.py` (pure functions, re-exported here); this module
 adds the HTTP: POST {base_url}/v1/messages with `x-api-key` and `anthropic-version`, the
@@ -15,17 +15,8 @@ from __future__ import annotations
 from collections.abc import AsyncIterator
 from typing import TYPE_CHECKING
 
-from totem.providers.anthropic_wire import (
-    ABORTED_OUTPUT,
-    MessagesStreamState,
-    cache_markers,
-    finish,
-    from_sse,
-    from_wire,
-    to_wire,
-)
 from totem.providers.base import ModelRequest, StreamEvent
-from totem.providers.http import (
+from totem.providers.transport.http import (
     HttpProvider,
     decode_stream,
     json_body,
@@ -34,10 +25,19 @@ from totem.providers.http import (
     not_a_stream,
     or_whole_answer,
 )
-from totem.providers.sse import SSEEvent, aiter_sse
+from totem.providers.transport.sse import SSEEvent, aiter_sse
+from totem.providers.wire.anthropic import (
+    ABORTED_OUTPUT,
+    MessagesStreamState,
+    cache_markers,
+    finish,
+    from_sse,
+    from_wire,
+    to_wire,
+)
 
 if TYPE_CHECKING:
-    from totem.config import ProviderConfig
+    from totem.settings.config import ProviderConfig
 
 __all__ = [
     "ABORTED_OUTPUT",

@@ -1,4 +1,4 @@
-"""Amazon Bedrock through the Converse stream API (SPEC P5): the provider half.
+"""Amazon Bedrock through the Converse stream API: the provider half.
 
 The mapping lives in `bedrock_wire.py` (pure functions, re-exported here); this module adds
 HTTP: POST {base}/model/{modelId}/converse-stream, its AWS event stream decoded by
@@ -32,7 +32,16 @@ from urllib.parse import quote
 import httpx
 
 from totem.providers.base import AuthError, ModelRequest, ProviderError, RetryableError, StreamEvent
-from totem.providers.bedrock_wire import (
+from totem.providers.transport.eventstream import EventStreamError, aiter_messages
+from totem.providers.transport.http import (
+    HttpOptions,
+    HttpProvider,
+    decode_stream,
+    json_body,
+    json_object,
+)
+from totem.providers.transport.retry import error_message
+from totem.providers.wire.bedrock import (
     ConverseStreamState,
     decode,
     exception_error,
@@ -40,12 +49,9 @@ from totem.providers.bedrock_wire import (
     from_wire,
     to_wire,
 )
-from totem.providers.eventstream import EventStreamError, aiter_messages
-from totem.providers.http import HttpOptions, HttpProvider, decode_stream, json_body, json_object
-from totem.providers.retry import error_message
 
 if TYPE_CHECKING:
-    from totem.config import ProviderConfig
+    from totem.settings.config import ProviderConfig
 
 __all__ = ["BedrockProvider", "ConverseStreamState", "exception_error", "finish", "from_wire",
            "to_wire"]

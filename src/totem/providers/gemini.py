@@ -1,4 +1,4 @@
-"""Gemini (Google AI Studio, `generativelanguage.googleapis.com`): the adapter (SPEC P4).
+"""Gemini (Google AI Studio, `generativelanguage.googleapis.com`): the adapter.
 
 `GeminiProvider.stream` posts `gemini_wire.to_wire(...)` to
 `{base_url}/v1beta/models/{model}:streamGenerateContent?alt=sse` with the key in the
@@ -21,8 +21,7 @@ from typing import TYPE_CHECKING, Any
 import httpx
 
 from totem.providers.base import AuthError, ModelRequest, ProviderError, StreamEvent
-from totem.providers.gemini_wire import GeminiStreamState, finish, from_wire, to_wire
-from totem.providers.http import (
+from totem.providers.transport.http import (
     HttpProvider,
     json_body,
     json_object,
@@ -32,10 +31,11 @@ from totem.providers.http import (
     or_whole_answer,
     sse_data,
 )
-from totem.providers.retry import error_message
+from totem.providers.transport.retry import error_message
+from totem.providers.wire.gemini import GeminiStreamState, finish, from_wire, to_wire
 
 if TYPE_CHECKING:
-    from totem.config import ProviderConfig
+    from totem.settings.config import ProviderConfig
 
 __all__ = ["DEFAULT_BASE_URL", "GeminiModel", "GeminiProvider", "finish", "from_config",
            "from_wire", "to_wire"]

@@ -1,4 +1,4 @@
-"""LiteLLM proxy (SPEC P6): a provider kind of its own, on the proxy's OpenAI-compatible API.
+"""LiteLLM proxy: a provider kind of its own, on the proxy's OpenAI-compatible API.
 
     providers:
       gateway: {kind: litellm, base_url: "http://127.0.0.1:4000", key: "${key:gateway}"}
@@ -41,14 +41,14 @@ from totem.providers.base import (
     RetryableError,
     StreamEvent,
 )
-from totem.providers.catalogue import ModelInfo, Price, model_info, normalize_id
-from totem.providers.http import HttpOptions
-from totem.providers.ollama_wire import ANSWER_TOKENS, MARGIN, MIN_NUM_CTX, estimate_num_ctx
+from totem.providers.catalog.catalogue import ModelInfo, Price, model_info, normalize_id
+from totem.providers.catalog.profiles import profile_for
 from totem.providers.openai_chat import OpenAIChatProvider, to_wire
-from totem.providers.profiles import profile_for
+from totem.providers.transport.http import HttpOptions
+from totem.providers.wire.ollama import ANSWER_TOKENS, MARGIN, MIN_NUM_CTX, estimate_num_ctx
 
 if TYPE_CHECKING:
-    from totem.config import ProviderConfig
+    from totem.settings.config import ProviderConfig
 
 __all__ = ["DEFAULT_BASE_URL", "LiteLLMModel", "LiteLLMProvider", "from_config", "is_ollama",
            "parse_model_info"]

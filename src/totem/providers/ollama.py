@@ -1,4 +1,4 @@
-"""Ollama's native API: the adapter (SPEC P2).
+"""Ollama's native API: the adapter.
 
 `OllamaProvider.stream` posts `ollama_wire.to_wire(...)` to `{base_url}/api/chat` and reads
 the NDJSON answer line by line. Before the first request for a model it asks `/api/show`
@@ -21,24 +21,24 @@ from typing import TYPE_CHECKING, Any, Unpack
 import httpx
 
 from totem.providers.base import ModelRequest, ProviderError, StreamEvent
-from totem.providers.http import (
+from totem.providers.transport.http import (
     HttpOptions,
     HttpProvider,
     json_body,
     json_object,
     json_stream,
 )
-from totem.providers.ollama_wire import (
+from totem.providers.transport.retry import error_message
+from totem.providers.wire.ollama import (
     OllamaStreamState,
     estimate_num_ctx,
     finish,
     from_wire,
     to_wire,
 )
-from totem.providers.retry import error_message
 
 if TYPE_CHECKING:
-    from totem.config import ProviderConfig
+    from totem.settings.config import ProviderConfig
 
 __all__ = ["DEFAULT_BASE_URL", "OllamaModel", "OllamaProvider", "OllamaShow",
            "estimate_num_ctx", "finish", "from_config", "from_wire", "to_wire"]

@@ -1,4 +1,4 @@
-"""OpenAI chat completions: the adapter for every OpenAI-compatible server (SPEC P1).
+"""OpenAI chat completions: the adapter for every OpenAI-compatible server.
 
 Pure functions hold the mapping (tests call them directly): `to_wire(request)` is the body
 of POST {base_url}/chat/completions, `from_wire(chunk, state)` the events of one stream
@@ -37,7 +37,7 @@ from totem.providers.base import (
     ToolCallBegin,
     UsageReport,
 )
-from totem.providers.http import (
+from totem.providers.transport.http import (
     HttpProvider,
     json_body,
     json_object,
@@ -47,7 +47,7 @@ from totem.providers.http import (
     or_whole_answer,
     sse_data,
 )
-from totem.providers.retry import classify_status
+from totem.providers.transport.retry import classify_status
 
 __all__ = ["ABORTED_OUTPUT", "ChatStreamState", "OpenAIChatProvider", "finish", "from_wire",
            "to_wire", "user_to_wire"]

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import importlib
 
-from totem.config import Config, ConfigError, ProviderConfig
 from totem.providers.base import Provider
+from totem.settings.config import Config, ConfigError, ProviderConfig
 
 __all__ = ["OPENAI_KINDS", "make_provider", "resolve_model"]
 
@@ -69,7 +69,7 @@ def make_provider(cfg: ProviderConfig) -> Provider:
             options=cfg.options,
         )
     if cfg.kind == "scripted":
-        from totem.providers.fake import ScriptedProvider
+        from totem.testing.scripted import ScriptedProvider
 
         script = cfg.options.get("script")
         if not script:

@@ -1,4 +1,4 @@
-"""`totem serve`: the web UI, a thin layer over the session service (SPEC U3, U4, R4).
+"""`totem serve`: the web UI, a thin layer over the session service.
 
 Only `totem serve` imports this package. The HTTP layer is the standard library's asyncio
 (`http.py`); the page is static files (`static/`), no build step, nothing from a CDN.
@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING
 from totem.server.security import is_loopback
 
 if TYPE_CHECKING:
-    from totem.session import SessionService
+    from totem.session.service import SessionService
     from totem.store.base import Store
 
 __all__ = ["page_url", "serve"]
@@ -48,7 +48,7 @@ async def serve(
     from totem.server.state import ServerState
 
     if store is None:
-        from totem.session import default_store
+        from totem.session.service import default_store
 
         store = default_store()
     state = ServerState(root, store, make_service=make_service)
@@ -78,9 +78,10 @@ def _warm() -> None:
     the first page load does not pay for it."""
     import importlib
 
-    for name in ("yaml", "totem.session", "totem.commands", "totem.agents.definitions",
-                 "totem.agents.saved", "totem.providers.registry", "totem.providers.catalogue",
-                 "totem.cli.models", "totem.cli.providers", "totem.tools.registry"):
+    for name in ("yaml", "totem.session.service", "totem.session.commands",
+                 "totem.agents.definitions", "totem.agents.saved", "totem.providers.registry",
+                 "totem.providers.catalog.catalogue", "totem.cli.models", "totem.cli.providers",
+                 "totem.tools.registry"):
         importlib.import_module(name)
 
 

@@ -1,4 +1,4 @@
-"""The Agents panel (SPEC A4): list every agent, and create, edit or delete the saved ones.
+"""The Agents panel: list every agent, and create, edit or delete the saved ones.
 
 Built-in agents and the project's `.totem/agents/*.md` files are shown read-only; saved
 agents live in the store, for all projects ("global") or for this one ("project").

@@ -1,4 +1,4 @@
-"""The routes of `totem serve`: the page, its API, the event stream (SPEC U3, U4, R4).
+"""The routes of `totem serve`: the page, its API, the event stream.
 
     GET    /                                  the page (`/?token=T` sets the cookie)
     GET    /static/FILE                       its scripts and styles
@@ -208,7 +208,7 @@ class App:
         return json_response({"aborted": hub.stop()})
 
     async def reply(self, request: Request, session_id: str) -> Response:
-        from totem.permission import Reply
+        from totem.policy.permission import Reply
 
         hub = self._hub(session_id)
         if isinstance(hub, Response):

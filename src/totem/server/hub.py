@@ -23,13 +23,13 @@ from collections.abc import AsyncGenerator, Callable
 from typing import TYPE_CHECKING, Any
 
 from totem.abort import AbortSignal
-from totem.config import ConfigError
 from totem.events import Event, StepFinished, event_to_dict
-from totem.permission import Reply
+from totem.policy.permission import Reply
 from totem.server.sessions import count_messages
+from totem.settings.config import ConfigError
 
 if TYPE_CHECKING:
-    from totem.session import SessionService
+    from totem.session.service import SessionService
 
 __all__ = ["Hub", "ServiceFactory", "sse"]
 

@@ -1,4 +1,4 @@
-"""Who may talk to `totem serve` (SPEC R4).
+"""Who may talk to `totem serve`.
 
 - Every request carries the token: in the cookie the first visit sets (from `/?token=...`,
   the URL the server prints, as Jupyter does), or as `Authorization: Bearer TOKEN`.

@@ -1,4 +1,4 @@
-"""Sessions for the page: listed, shown, forked and exported (SPEC U4).
+"""Sessions for the page: listed, shown, forked and exported.
 
 - `session_list`: the project's conversations, without the threads of sub-agents (those are
   shown inside the conversation that started them) but with forks.
@@ -17,7 +17,7 @@ from dataclasses import asdict
 from typing import Any
 
 from totem.messages import Message, SummaryPart, ToolPart, new_id, part_to_dict
-from totem.redact import Redactor
+from totem.policy.redact import Redactor
 from totem.store.base import SessionInfo, Store
 
 __all__ = ["count_messages", "export", "fork", "info_json", "messages_json", "session_list",

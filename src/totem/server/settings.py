@@ -1,5 +1,5 @@
 """Settings for the page: providers (add from a template, "Other", test, remove, detect) and
-the models table (SPEC U3, P7-P10). The work is done by `totem providers` / `totem models`
+the models table. The work is done by `totem providers` / `totem models`
 (cli/providers.py, cli/models.py, keys.py); this module only adapts it to JSON.
 
 A key typed into the page goes to the key store (keys.json, mode 0600) and the configuration
@@ -15,7 +15,7 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
-from totem.config import Config, ConfigError, ProviderConfig, load_config
+from totem.settings.config import Config, ConfigError, ProviderConfig, load_config
 
 __all__ = ["ModelCache", "add_provider", "detect_servers", "providers_view", "remove_provider",
            "test_provider"]
@@ -33,7 +33,7 @@ def _template_json(tpl: Any) -> dict[str, Any]:
 
 def providers_view(root: Path) -> dict[str, Any]:
     from totem.cli.providers import _key_state, _read_user_config, user_config_path
-    from totem.providers.templates import templates
+    from totem.providers.catalog.templates import templates
 
     config = load_config(root)
     try:
@@ -57,7 +57,7 @@ def add_provider(
     """Add a provider to the user configuration, as `totem providers add` does; the message
     says what was done. ValueError (or ConfigError) says what is wrong, for a person."""
     from totem.cli.providers import _read_user_config, _write_user_config
-    from totem.providers.templates import template
+    from totem.providers.catalog.templates import template
 
     try:
         tpl = template(template_id)
@@ -93,7 +93,7 @@ def add_provider(
 
 def _key_entry(name: str, tpl: Any, key: str, key_env: str) -> tuple[str | None, str]:
     """What `key:` says in the configuration (a reference, never the key), and a note."""
-    from totem.keys import key_ref, mask, set_key
+    from totem.settings.keys import key_ref, mask, set_key
 
     if key:
         set_key(name, key)
@@ -110,7 +110,7 @@ def _key_entry(name: str, tpl: Any, key: str, key_env: str) -> tuple[str | None,
 def remove_provider(name: str) -> str:
     """Remove a provider of the user configuration (and its stored key, if no other uses it)."""
     from totem.cli.providers import _read_user_config, _write_user_config
-    from totem.keys import KEY_REF, delete_key
+    from totem.settings.keys import KEY_REF, delete_key
 
     data = _read_user_config()
     providers = data.get("providers") or {}
@@ -162,7 +162,7 @@ async def test_provider(root: Path, name: str) -> dict[str, Any]:
 
 
 async def detect_servers() -> list[dict[str, Any]]:
-    from totem.providers.detect import detect
+    from totem.providers.catalog.detect import detect
 
     return [asdict(found) for found in await detect()]
 
@@ -210,7 +210,7 @@ def _with_configured(
     config: Config, cfg: ProviderConfig, listed: list[dict[str, Any]]
 ) -> list[dict[str, Any]]:
     """The listed models, and those the configuration names that the provider did not list."""
-    from totem.providers.catalogue import model_info
+    from totem.providers.catalog.catalogue import model_info
 
     names = {m["id"] for m in listed}
     extra = list(cfg.models)

@@ -8,7 +8,6 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from totem.config import Config, ConfigError, load_config
 from totem.messages import Usage
 from totem.server.hub import Hub
 from totem.server.sessions import (
@@ -20,10 +19,11 @@ from totem.server.sessions import (
     session_list,
 )
 from totem.server.settings import ModelCache
+from totem.settings.config import Config, ConfigError, load_config
 from totem.store.base import SessionInfo, Store
 
 if TYPE_CHECKING:
-    from totem.session import SessionService
+    from totem.session.service import SessionService
 
 __all__ = ["ServerState"]
 
@@ -60,13 +60,13 @@ class ServerState:
     def make_service(self) -> SessionService:
         if self._make_service is not None:
             return self._make_service()
-        from totem.session import SessionService
+        from totem.session.service import SessionService
 
         return SessionService(self.root, mode="interactive", store=self.store)
 
     def cost(self, label: str, usage: dict[str, Any]) -> float | None:
         """USD for `usage` with the model `label` (provider/model); None when unknown."""
-        from totem.providers.catalogue import cost, model_info
+        from totem.providers.catalog.catalogue import cost, model_info
 
         name, _, model = label.partition("/")
         config = self.config()
@@ -97,7 +97,7 @@ class ServerState:
     def info(self) -> dict[str, Any]:
         from totem import __version__
         from totem.agents.definitions import load_agents
-        from totem.commands import load_commands
+        from totem.session.commands import load_commands
 
         problems: list[str] = []
         commands = load_commands(self.root, problems=problems)
@@ -171,7 +171,7 @@ class ServerState:
             return "no such message in this session"
 
     def export(self, session_id: str) -> dict[str, Any] | None:
-        from totem.redact import Redactor
+        from totem.policy.redact import Redactor
 
         info = self._session(session_id)
         if info is None:
@@ -216,8 +216,8 @@ class ServerState:
             f"no saved agent {name} ({scope})")
 
     def add_provider(self, data: dict[str, Any]) -> tuple[bool, str]:
-        from totem.keys import KeyStoreError
         from totem.server.settings import add_provider
+        from totem.settings.keys import KeyStoreError
 
         try:
             message = add_provider(
@@ -231,8 +231,8 @@ class ServerState:
         return True, message
 
     def remove_provider(self, name: str) -> tuple[bool, str]:
-        from totem.keys import KeyStoreError
         from totem.server.settings import remove_provider
+        from totem.settings.keys import KeyStoreError
 
         try:
             message = remove_provider(name)

@@ -1,4 +1,4 @@
-"""Skills (A6): instructions for a kind of task, which the model loads when it needs them.
+"""Skills: instructions for a kind of task, which the model loads when it needs them.
 
     totem/skills/builtin/<name>/SKILL.md      built in
     <root>/.totem/skills/<name>/SKILL.md      the project's; replaces a built-in skill of

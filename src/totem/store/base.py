@@ -6,7 +6,7 @@ from dataclasses import dataclass
 from typing import Protocol
 
 from totem.messages import Message, Part
-from totem.permission import Rule
+from totem.policy.permission import Rule
 
 __all__ = ["SessionInfo", "Store"]
 

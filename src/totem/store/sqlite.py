@@ -14,7 +14,7 @@ from dataclasses import asdict
 from pathlib import Path
 
 from totem.messages import Message, Part, Usage, new_id, part_from_dict, part_json
-from totem.permission import Rule
+from totem.policy.permission import Rule
 from totem.store.base import SessionInfo
 from totem.store.migrations import migrate
 

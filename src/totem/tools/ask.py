@@ -1,4 +1,4 @@
-"""ask: a question with options for the person; the run waits for the answer (A2).
+"""ask: a question with options for the person; the run waits for the answer.
 
 With nobody to ask (a headless run) the model is told so and proceeds on its own judgement.
 """

@@ -21,10 +21,10 @@ from typing import TYPE_CHECKING, Any, Protocol
 from totem.abort import AbortSignal
 from totem.events import Event
 from totem.messages import ImageBlock
-from totem.permission import PermissionDenied, PermissionService
+from totem.policy.permission import PermissionDenied, PermissionService
+from totem.policy.questions import QuestionService
 from totem.providers.base import ToolSpec
-from totem.questions import QuestionService
-from totem.state import SessionState
+from totem.session.state import SessionState
 
 if TYPE_CHECKING:  # pydantic loads with the first tool, not at start-up
     from pydantic import BaseModel

@@ -18,8 +18,8 @@ from typing import ClassVar
 from pydantic import BaseModel, Field
 
 from totem.abort import Aborted
+from totem.policy.shell_parse import forbidden, split_commands
 from totem.tools.base import ToolContext, ToolError, ToolResult
-from totem.tools.shell import forbidden, split_commands
 
 __all__ = ["Bash", "BashInput"]
 

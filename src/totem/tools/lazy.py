@@ -17,8 +17,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from totem import __version__
-from totem.paths import cache_dir
 from totem.providers.base import ToolSpec
+from totem.settings.paths import cache_dir
 from totem.tools.base import Tool, ToolContext, ToolResult, tool_spec
 
 if TYPE_CHECKING:

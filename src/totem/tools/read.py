@@ -13,7 +13,7 @@ from weakref import WeakKeyDictionary
 from pydantic import BaseModel, Field
 
 from totem.messages import ImageBlock
-from totem.permission import PermissionService
+from totem.policy.permission import PermissionService
 from totem.tools.base import ToolContext, ToolError, ToolResult, truncate
 
 __all__ = ["Read", "ReadInput", "is_binary", "not_found"]

@@ -6,7 +6,7 @@ from typing import ClassVar
 
 from pydantic import BaseModel, Field
 
-from totem.subagents import SubagentRunner, describe
+from totem.run.subagents import SubagentRunner, describe
 from totem.tools.base import ToolContext, ToolResult
 
 __all__ = ["Task", "TaskInput"]

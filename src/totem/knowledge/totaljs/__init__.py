@@ -1,11 +1,11 @@
 """The Total.js pack: Total.js 5 on the server, jComponent 20 in the browser.
 
-    primer.txt          the short primer for the system prompt (K2)
-    detect.json         what marks another kind of project (K1); detect.py
-    words.json          filler words, Spanish translations, products, recipes (K3); query.py
-    forge.json          the built-in documentation server `forge` (K4)
-    conventions.json    the rules of the check after write/edit/patch (K5); conventions.py
-    ../../skills/builtin/totaljs-conventions/SKILL.md    the conventions skill (K4)
+    primer.txt          the short primer for the system prompt
+    detect.json         what marks another kind of project; detect.py
+    words.json          filler words, Spanish translations, products, recipes; query.py
+    forge.json          the built-in documentation server `forge`
+    conventions.json    the rules of the check after write/edit/patch; conventions.py
+    ../../skills/builtin/totaljs-conventions/SKILL.md    the conventions skill
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ import json
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from totem.config import KnowledgeSettings
+from totem.settings.config import KnowledgeSettings
 
 if TYPE_CHECKING:
     from totem.knowledge.base import Docs, Finding, Pages, Query

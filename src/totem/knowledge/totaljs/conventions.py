@@ -1,4 +1,4 @@
-"""The Total.js conventions check (K5): our own checker, written from the published Total.js
+"""The Total.js conventions check: our own checker, written from the published Total.js
 coding style (tabs, semicolons, single quotes, var first, classic for loops, lowercase file
 names, `Namespace|action` ids, globals instead of require()). Each rule's id and message are
 in conventions.json; the skill totaljs-conventions says the same in prose.

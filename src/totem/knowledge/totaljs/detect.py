@@ -1,4 +1,4 @@
-"""Which projects are Total.js ones (K1), cheaply: one listing of the root, package.json read
+"""Which projects are Total.js ones, cheaply: one listing of the root, package.json read
 only when it is there.
 
     totaljs: always | never     decide for every project
@@ -14,7 +14,7 @@ import os
 from pathlib import Path
 from typing import Any
 
-from totem.config import KnowledgeSettings
+from totem.settings.config import KnowledgeSettings
 
 __all__ = ["depends_on_total5", "detect", "is_new_folder"]
 

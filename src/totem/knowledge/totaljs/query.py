@@ -1,4 +1,4 @@
-"""From a person's prompt to a documentation search (K3), with the words in words.json:
+"""From a person's prompt to a documentation search, with the words in words.json:
 
     1. lowercase, accents off, Spanish phrases ("base de datos") to English words
     2. filler words dropped (Spanish and English), Spanish topic words translated

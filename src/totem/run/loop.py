@@ -20,13 +20,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from totem.abort import Aborted, AbortSignal
-from totem.compaction import (
-    Compactor,
-    Plan,
-    summary_instruction,
-    summary_request_text,
-    transcript,
-)
 from totem.events import (
     Event,
     FinishReason,
@@ -35,9 +28,10 @@ from totem.events import (
     RunStarted,
     StepFinished,
 )
-from totem.execute import ABORTED_OUTPUT, Stop, ToolRunner
 from totem.messages import Message, NoticePart, SummaryPart, TextPart, ToolPart, Usage, new_id
-from totem.permission import PermissionService
+from totem.policy.permission import PermissionService
+from totem.policy.questions import QuestionService
+from totem.policy.redact import Redactor
 from totem.providers.base import (
     ModelRequest,
     Provider,
@@ -47,14 +41,20 @@ from totem.providers.base import (
     ToolSpec,
     UsageReport,
 )
-from totem.providers.catalogue import Price, cost
-from totem.providers.profiles import ModelProfile
-from totem.providers.retry import stream_with_retry
-from totem.providers.textcalls import parse_text_tool_calls
-from totem.questions import QuestionService
-from totem.recorder import StepRecorder
-from totem.redact import Redactor
-from totem.state import SessionState
+from totem.providers.catalog.catalogue import Price, cost
+from totem.providers.catalog.profiles import ModelProfile
+from totem.providers.transport.retry import stream_with_retry
+from totem.run.compaction import (
+    Compactor,
+    Plan,
+    summary_instruction,
+    summary_request_text,
+    transcript,
+)
+from totem.run.execute import ABORTED_OUTPUT, Stop, ToolRunner
+from totem.run.recorder import StepRecorder
+from totem.run.textcalls import parse_text_tool_calls
+from totem.session.state import SessionState
 from totem.store.base import Store
 from totem.tools.base import Tool, ToolSettings, tool_spec
 
@@ -101,7 +101,7 @@ class Agent:
     context_window: int | None = None  # tokens; None: unknown, no compaction
     price: Price | None = None  # per million tokens; None: unknown, no cost shown
     prepare: Callable[[], Awaitable[list[Tool]]] | None = None  # tools that start with a run
-    cache_ttl: float | None = None  # seconds a prompt-cache entry lives (P11); None: no cache
+    cache_ttl: float | None = None  # seconds a prompt-cache entry lives; None: no cache
     state: SessionState = field(default_factory=SessionState)
 
 
@@ -226,7 +226,7 @@ class Run:
     # query --------------------------------------------------------------------------------
 
     async def _derive(self, specs: list[ToolSpec]) -> list[Message]:
-        """The messages for the next request, kept under the window (L7)."""
+        """The messages for the next request, kept under the window."""
         plan = self.compactor.plan(self.history, system=self.agent.system, specs=specs)
         if plan.needs_summary:
             await self._summarize(plan)
@@ -324,7 +324,7 @@ class Run:
         return message, calls
 
     def _track_cache(self, usage: Usage) -> float | None:
-        """P11: when the provider's prompt cache, written or read by this step, expires."""
+        """When the provider's prompt cache, written or read by this step, expires."""
         if self.agent.cache_ttl is None or not (usage.cache_read or usage.cache_write):
             return None
         self.agent.state.service(CacheClock).until = time.time() + self.agent.cache_ttl

@@ -16,7 +16,7 @@
     tools:
       bash: {timeout: 120, forbidden: ["rm -rf /*", "git push *"]}
       websearch: {url: "http://127.0.0.1:8888"}   # a SearXNG instance; no url, no tool
-    totaljs: auto          # auto | always | never: which projects are Total.js ones (K1)
+    totaljs: auto          # auto | always | never: which projects are Total.js ones
     forge: true            # the Total.js documentation server and the search before a run
     forgepages: 2          # documentation pages put into the system prompt
     forgechars: 4000       # characters kept of each page
@@ -36,8 +36,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from totem.paths import cache_dir, config_dir
-from totem.permission import Action, Rule
+from totem.policy.permission import Action, Rule
+from totem.settings.paths import cache_dir, config_dir
 from totem.tools.base import ToolSettings
 
 __all__ = ["Config", "ConfigError", "KnowledgeSettings", "ProviderConfig", "Secret", "load_config"]
@@ -71,7 +71,7 @@ class Secret:
 
         value = _ENV_REF.sub(sub, self._raw)
         if "${key:" in value:  # a key typed into `totem providers add`, kept in keys.json
-            from totem.keys import resolve_refs
+            from totem.settings.keys import resolve_refs
 
             value, absent = resolve_refs(value)
             missing += absent
@@ -98,7 +98,7 @@ class ProviderConfig:
 
 @dataclass(slots=True)
 class KnowledgeSettings:
-    """Framework knowledge (K1-K5, `totem.knowledge`): which projects get it, and its switches."""
+    """Framework knowledge (`totem.knowledge`): which projects get it, and its switches."""
 
     totaljs: str = "auto"  # auto | always | never
     forge: bool = True
@@ -114,7 +114,7 @@ class Config:
     rules: list[Rule] = field(default_factory=list)
     max_steps: int = 50
     tools: ToolSettings = field(default_factory=ToolSettings)
-    detect_ports: dict[str, int] | None = None  # where to look for local servers (P8)
+    detect_ports: dict[str, int] | None = None  # where to look for local servers
     knowledge: KnowledgeSettings = field(default_factory=KnowledgeSettings)
     sources: list[Path] = field(default_factory=list)
 

@@ -1,4 +1,4 @@
-"""Finding local model servers (SPEC P8): probe their usual ports on this computer.
+"""Finding local model servers: probe their usual ports on this computer.
 
     found = await detect()                      # or detect_sync()
     found = await detect(ports={"ollama": 54321})   # tests: servers on free ports
@@ -30,7 +30,7 @@ from urllib.parse import urlsplit
 
 import httpx
 
-from totem.providers.templates import Template, template, templates
+from totem.providers.catalog.templates import Template, template, templates
 
 __all__ = ["Found", "default_ports", "detect", "detect_sync"]
 

@@ -14,21 +14,21 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from totem.abort import AbortSignal
-from totem.config import Config, ConfigError, ProviderConfig, load_config
 from totem.events import Event
 from totem.knowledge import KnowledgeState
 from totem.knowledge.session import ProjectKnowledge
-from totem.loop import Agent, run_events
 from totem.mcp import configured as mcp_configured
-from totem.paths import data_dir
-from totem.permission import Mode, PermissionService, Reply
+from totem.policy.permission import Mode, PermissionService, Reply
+from totem.policy.questions import QuestionService
+from totem.policy.redact import Redactor
 from totem.prompt.builder import build_agent_prompt, build_system_prompt
 from totem.providers.base import Provider, ToolSpec
-from totem.providers.profiles import profile_for
+from totem.providers.catalog.profiles import profile_for
 from totem.providers.registry import make_provider, resolve_model
-from totem.questions import QuestionService
-from totem.redact import Redactor
-from totem.state import SessionState
+from totem.run.loop import Agent, run_events
+from totem.session.state import SessionState
+from totem.settings.config import Config, ConfigError, ProviderConfig, load_config
+from totem.settings.paths import data_dir
 from totem.store.base import SessionInfo, Store
 from totem.store.sqlite import SqliteStore
 from totem.tools.base import Tool
@@ -37,7 +37,7 @@ if TYPE_CHECKING:
     from totem.agents.definitions import AgentDef
     from totem.mcp.config import McpConfig
     from totem.mcp.manager import McpManager
-    from totem.providers.catalogue import ModelInfo
+    from totem.providers.catalog.catalogue import ModelInfo
 
 __all__ = ["SessionService", "default_store"]
 
@@ -104,11 +104,11 @@ class SessionService:
                 self._redact.add(pconf.key.reveal())
 
     async def prepare(self) -> None:
-        """With no provider configured, use a model server found on this computer (P8)."""
+        """With no provider configured, use a model server found on this computer."""
         if self.config.providers or self._provider is not None:
             return
-        from totem.config import ProviderConfig
-        from totem.providers.detect import detect
+        from totem.providers.catalog.detect import detect
+        from totem.settings.config import ProviderConfig
 
         for found in await detect(ports=self.config.detect_ports):
             if found.needs_key or not found.models:
@@ -217,7 +217,7 @@ class SessionService:
         return self.mcp.tools
 
     def _model_info(self, label: str, model: str) -> ModelInfo:
-        from totem.providers.catalogue import model_info
+        from totem.providers.catalog.catalogue import model_info
 
         return model_info(self.config.providers.get(label.partition("/")[0]), model)
 
@@ -255,7 +255,7 @@ class SessionService:
         return found
 
     def _task_tool(self, agents: dict[str, AgentDef]) -> Tool:
-        from totem.subagents import SubagentRunner, describe
+        from totem.run.subagents import SubagentRunner, describe
         from totem.tools.lazy import LazyTool
 
         def current() -> Agent:
@@ -297,7 +297,7 @@ class SessionService:
         max_steps: int | None = None,
         agent_name: str | None = None,
     ) -> AsyncIterator[Event]:
-        from totem.commands import expand, load_commands
+        from totem.session.commands import expand, load_commands
 
         definition = None
         if agent_name:
@@ -328,7 +328,7 @@ class SessionService:
     async def _before_first_step(
         self, agent: Agent, base: str, prompt: str | None, session_id: str
     ) -> list[Tool]:
-        """The MCP servers' tools, then the documentation search (K3): its pages join the
+        """The MCP servers' tools, then the documentation search: its pages join the
         system prompt, and the documentation server's tools the run's."""
         tools = await self.mcp_tools(agent) if self.mcp_config is not None else []
         tools += await self.knowledge.before_first_step(
@@ -344,7 +344,7 @@ class SessionService:
         return tools
 
     def _warn_about_tools(self, agent: Agent) -> None:
-        from totem.providers.catalogue import tools_warning
+        from totem.providers.catalog.catalogue import tools_warning
 
         warning = tools_warning(self._model_info(agent.label, agent.model))
         if warning and warning not in self._warned:
@@ -368,8 +368,8 @@ class SessionService:
                     yield Notice(text, "warning")
 
     def session_cost(self, session: SessionInfo) -> float | None:
-        """USD spent in the session so far, at the current model's prices (P12)."""
-        from totem.providers.catalogue import cost
+        """USD spent in the session so far, at the current model's prices."""
+        from totem.providers.catalog.catalogue import cost
 
         agent = self._current
         if agent is None or agent.price is None:
@@ -381,7 +381,7 @@ class SessionService:
 
     async def compact(self, session: SessionInfo, *, abort: AbortSignal) -> list[Event]:
         """Summarize the session's older turns now (the chat's /compact)."""
-        from totem.loop import Run
+        from totem.run.loop import Run
 
         events: list[Event] = []
         agent = self.agent(self.model_label(session, None))

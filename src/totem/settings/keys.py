@@ -1,4 +1,4 @@
-"""The key store: API keys typed into totem, kept outside every project (SPEC P9, R5).
+"""The key store: API keys typed into totem, kept outside every project.
 
     ~/.config/totem/keys.json      (XDG_CONFIG_HOME) mode 0600, its folder 0700
 
@@ -16,7 +16,7 @@ import re
 import tempfile
 from pathlib import Path
 
-from totem.paths import config_dir
+from totem.settings.paths import config_dir
 
 __all__ = ["KEY_REF", "KeyStoreError", "delete_key", "get_key", "key_ref", "keys_path",
            "load_keys", "mask", "resolve_refs", "set_key"]

@@ -1,4 +1,4 @@
-"""The Converse stream mapping for Bedrock (SPEC P5, P11, P12), as pure functions.
+"""The Converse stream mapping for Bedrock, as pure functions.
 
 `to_wire(request)` is the body of POST {base}/model/{modelId}/converse-stream;
 `from_wire(event_type, payload, state)` maps one stream event (messageStart,
@@ -39,7 +39,7 @@ from totem.providers.base import (
     ToolCallBegin,
     UsageReport,
 )
-from totem.providers.eventstream import EventMessage
+from totem.providers.transport.eventstream import EventMessage
 
 __all__ = [
     "ABORTED_OUTPUT",

@@ -1,4 +1,4 @@
-"""Context size (L7): the request is estimated before each call and kept under the window.
+"""Context size: the request is estimated before each call and kept under the window.
 
 The stored history is never rewritten. Each request is built from a *derived* list:
 
@@ -227,7 +227,8 @@ def transcript(messages: Sequence[Message], *, max_chars: int) -> str:
 def summary_instruction() -> str:
     from pathlib import Path
 
-    return (Path(__file__).parent / "prompt" / "compact.txt").read_text(encoding="utf-8").strip()
+    prompt = Path(__file__).parent.parent / "prompt" / "compact.txt"
+    return prompt.read_text(encoding="utf-8").strip()
 
 
 def summary_request_text(

@@ -1,4 +1,4 @@
-"""Executing a step's tool calls: permission, run, result — and the L8 guards.
+"""Executing a step's tool calls: permission, run, result, and the guards against loops.
 
 Calls run in order, except read-only calls (and tools marked `parallel`, the sub-agents),
 which run side by side. Every failure a model can act on becomes the call's result; an abort
@@ -16,11 +16,11 @@ from typing import TYPE_CHECKING
 from totem.abort import Aborted, AbortSignal
 from totem.events import Event, FinishReason, ToolEnd, ToolStart
 from totem.messages import Message, ToolPart
-from totem.permission import PermissionDenied
+from totem.policy.permission import PermissionDenied
 from totem.tools.base import Tool, ToolContext, ToolError, parse_arguments
 
 if TYPE_CHECKING:
-    from totem.loop import Agent
+    from totem.run.loop import Agent
 
 __all__ = ["ABORTED_OUTPUT", "Stop", "ToolRunner"]
 
@@ -166,7 +166,7 @@ class ToolRunner:
         self.emit(ToolEnd(part.call_id, part.name, shown, error, part.title))
 
     def _check_guards(self, message: Message, part: ToolPart) -> None:
-        """L8: three refusals in a row end the run; so does the same call with the same result
+        """Three refusals in a row end the run; so does the same call with the same result
         made a third time in one run (in a row or not: small models also alternate)."""
         if part.title == "denied":
             self.denials += 1

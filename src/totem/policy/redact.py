@@ -1,4 +1,4 @@
-"""Keeps secrets out of tool results (R5): a command such as `env` or `cat .env` would
+"""Keeps secrets out of tool results: a command such as `env` or `cat .env` would
 otherwise carry API keys into the conversation, the store and the model's context.
 
 The values of environment variables whose names say they are secret (…KEY, …TOKEN, …SECRET,

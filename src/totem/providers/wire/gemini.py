@@ -1,4 +1,4 @@
-"""Gemini `generateContent` wire mapping, as pure functions (SPEC P4).
+"""Gemini `generateContent` wire mapping, as pure functions.
 
 `to_wire(request, options=..., provider=...)` is the body of
 POST {base}/v1beta/models/{model}:streamGenerateContent?alt=sse; `from_wire(chunk, state)`
@@ -47,7 +47,7 @@ from totem.providers.base import (
     ToolSpec,
     UsageReport,
 )
-from totem.providers.retry import classify_status
+from totem.providers.transport.retry import classify_status
 
 __all__ = [
     "ABORTED_OUTPUT",

@@ -1,4 +1,4 @@
-"""Thoughts in text (L10): for a model that thinks inline, text before `</think>` is reasoning.
+"""Thoughts in text: for a model that thinks inline, text before `</think>` is reasoning.
 
 The start of the answer is held back until the tag appears: what came before it becomes a
 reasoning part, what follows is the answer. Without the tag the held text is released as the

@@ -6,7 +6,7 @@ Pure asyncio (HTTP/1.1 with keep-alive, no dependency), zero latency. It serves
     GET  /v1/models             the configured model ids
     GET  /v1/_requests          the journal: every request received, body parsed
 
-(the `/v1` prefix is optional). Turns use the JSON format of `totem.providers.fake`
+(the `/v1` prefix is optional). Turns use the JSON format of `totem.testing.scripted`
 (`{"text": ...}`, `{"tool": name, "args": {...}}`, `{"calls": [...]}`, `{"reasoning": ...,
 "text": ...}`, `{"error": "rate_limited" | "server" | "auth"}`, `{"finish": "length"}`),
 plus failure modes of the wire itself:
@@ -22,7 +22,7 @@ Past the last turn it answers with `fallback` text. Use it as
 
     server = FakeOpenAIServer(turns); url = await server.start(); ...; await server.stop()
     with running_in_thread(turns) as base_url: ...          # from synchronous code
-    python -m totem.providers.fake_server --port 8000 --script turns.json
+    python -m totem.testing.fake_server --port 8000 --script turns.json
 """
 
 from __future__ import annotations
@@ -51,7 +51,7 @@ from totem.providers.base import (
     ToolCallBegin,
     UsageReport,
 )
-from totem.providers.fake import Turn, reply, turn_from_json
+from totem.testing.scripted import Turn, reply, turn_from_json
 
 __all__ = ["FakeOpenAIServer", "RecordedRequest", "ScriptItem", "running_in_thread"]
 

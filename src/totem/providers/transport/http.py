@@ -34,11 +34,11 @@ from typing import TYPE_CHECKING, Any, ClassVar, Protocol, Self, TypedDict, Type
 import httpx
 
 from totem.providers.base import InvalidRequest, ProviderError, RetryableError, StreamEvent
-from totem.providers.retry import classify_status, error_message, parse_retry_after
-from totem.providers.sse import aiter_sse
+from totem.providers.transport.retry import classify_status, error_message, parse_retry_after
+from totem.providers.transport.sse import aiter_sse
 
 if TYPE_CHECKING:
-    from totem.config import ProviderConfig
+    from totem.settings.config import ProviderConfig
 
 __all__ = [
     "HttpOptions",

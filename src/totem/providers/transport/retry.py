@@ -1,4 +1,4 @@
-"""The one retry policy (SPEC L6), shared by every adapter.
+"""The one retry policy, shared by every adapter.
 
 `stream_with_retry(open_stream, abort=...)` opens a provider stream and passes its events
 through. A transient failure (`RetryableError`, or a network error from httpx that leaked

@@ -1,4 +1,4 @@
-"""Ollama's native chat API (`POST /api/chat`, NDJSON stream), as pure functions (SPEC P2).
+"""Ollama's native chat API (`POST /api/chat`, NDJSON stream), as pure functions.
 
 `to_wire(request, options=..., context_limit=..., floor=...)` is the request body;
 `from_wire(chunk, state)` the events of one NDJSON line; `finish(state)` closes the stream.

@@ -1,4 +1,4 @@
-"""The model catalogue (SPEC P10, P12): what is known about a model, and what a step costs.
+"""The model catalogue: what is known about a model, and what a step costs.
 
 What a provider reports about a model wins over the built-in table (`catalogue.json` beside
 this module, data only), and the user's configuration (`providers.NAME.models.MODEL`) wins
@@ -24,10 +24,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, TypeAlias
 
 from totem.messages import Usage
-from totem.providers.profiles import profile_for
+from totem.providers.catalog.profiles import profile_for
 
 if TYPE_CHECKING:
-    from totem.config import ProviderConfig
+    from totem.settings.config import ProviderConfig
 
 __all__ = ["ModelInfo", "Price", "Source", "builtin_info", "cost", "model_info",
            "normalize_id", "price_from", "reported_from_listing", "tools_warning"]

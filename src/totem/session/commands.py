@@ -1,4 +1,4 @@
-"""Commands (A5): a file `.totem/commands/<name>.md` becomes `/name arguments`.
+"""Commands: a file `.totem/commands/<name>.md` becomes `/name arguments`.
 
     ---
     description: Review the staged change

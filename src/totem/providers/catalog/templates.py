@@ -1,4 +1,4 @@
-"""Provider templates (SPEC P7): the known servers and clouds, as data (`templates.json`).
+"""Provider templates: the known servers and clouds, as data (`templates.json`).
 
 A template is what `totem providers add ID` writes into the configuration: the kind of
 adapter, the base URL, where the key usually lives. Local servers carry the port that

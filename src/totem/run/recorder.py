@@ -1,6 +1,6 @@
 """Turns one model call's stream into the parts of one assistant message, as they arrive.
 
-Each delta is forwarded as an event at once (L3) and the part it belongs to is written to
+Each delta is forwarded as an event at once and the part it belongs to is written to
 the store: tool parts on every change, text and reasoning at most 50 ms after they grew (a
 write per delta would rewrite a long answer thousands of times), and at once on an abort or
 when the step ends. A hard kill can lose at most the last 50 ms of streamed text.
@@ -25,8 +25,8 @@ from totem.providers.base import (
     ToolCallBegin,
     UsageReport,
 )
+from totem.run.thinking import InlineThinkSplitter
 from totem.store.base import Store
-from totem.thinking import InlineThinkSplitter
 
 __all__ = ["StepRecorder"]
 

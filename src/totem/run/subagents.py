@@ -1,4 +1,4 @@
-"""Sub-agents (A3): the `task` tool starts a nested run with a fresh context.
+"""Sub-agents: the `task` tool starts a nested run with a fresh context.
 
 The nested run has its own session (a child of the conversation's, so its thread is kept and
 can be shown), the agent's own tools, step limit, prompt and model, and the same permission
@@ -16,8 +16,8 @@ from typing import Protocol
 
 from totem.abort import Aborted
 from totem.events import AgentEvent, Event, PermissionAsked, QuestionAsked
-from totem.loop import Agent, Run
 from totem.messages import TextPart
+from totem.run.loop import Agent, Run
 from totem.tools.base import ToolContext, ToolError, ToolResult
 
 __all__ = ["AgentSlots", "SubagentDefinition", "SubagentRunner", "describe"]

@@ -1,4 +1,4 @@
-"""The Anthropic Messages wire format (SPEC P3, P11), as pure functions tests call directly.
+"""The Anthropic Messages wire format, as pure functions tests call directly.
 
 `to_wire(request, options=..., provider=...)` is the body of POST /v1/messages;
 `cache_markers(body)` adds the prompt-cache breakpoints to such a body; `from_wire(name, data,
@@ -46,8 +46,8 @@ from totem.providers.base import (
     ToolCallBegin,
     UsageReport,
 )
-from totem.providers.profiles import profile_for
-from totem.providers.retry import classify_status
+from totem.providers.catalog.profiles import profile_for
+from totem.providers.transport.retry import classify_status
 
 __all__ = [
     "ABORTED_OUTPUT",
