@@ -10,11 +10,11 @@ from totem.agents.definitions import (
     AgentDef,
     AgentError,
     AgentSource,
-    load_agents,
     parse_agent,
     project_key,
     to_markdown,
 )
+from totem.agents.load import load_agents
 
 __all__ = [
     "AgentDef",

@@ -17,12 +17,12 @@ from totem.agents.definitions import (
     AgentError,
     AgentSource,
     check_name,
-    load_agents,
     parse_max_steps,
     parse_tools,
     project_key,
     to_markdown,
 )
+from totem.agents.load import load_agents
 from totem.agents.saved import delete_agent, get_saved_agent, save_agent
 from totem.store.sqlite import SqliteStore
 

@@ -14,9 +14,9 @@ import sys
 from pathlib import Path
 
 from totem.abort import AbortSignal
+from totem.cli.exit_codes import EXIT_OK, EXIT_USAGE
 from totem.cli.interact import answer_in_terminal
 from totem.cli.lines import LineReader
-from totem.cli.main import EXIT_OK, EXIT_USAGE
 from totem.cli.render import TextRenderer
 from totem.events import RunFinished
 from totem.messages import Usage

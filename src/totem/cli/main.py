@@ -4,11 +4,7 @@ from __future__ import annotations
 
 import sys
 
-EXIT_OK = 0
-EXIT_ERROR = 1
-EXIT_USAGE = 2
-EXIT_LIMIT = 3
-EXIT_ABORTED = 130
+from totem.cli.exit_codes import EXIT_OK
 
 
 def _parser() -> object:

@@ -7,16 +7,16 @@
 What a provider reports wins over the built-in table; what nobody knows is printed as
 `unknown`, never as a number. `--json` prints the same as one JSON list.
 
-`list_model_infos(cfg)` is the library entry point (the web UI can use it too): LiteLLM
-through /model/info, the OpenAI-compatible kinds through GET /models (keeping the extra
-fields servers add), the other kinds through their adapter's `list_model_infos` or
-`list_models`. This module imports only argparse at load time.
+The listing itself is `providers.listing.list_model_infos` (the page uses it too). This
+module imports only argparse at load time.
 """
 
 from __future__ import annotations
 
 import argparse
 import sys
+
+from totem.cli.exit_codes import EXIT_ERROR, EXIT_OK, EXIT_USAGE
 
 TYPE_CHECKING = False  # typing is not imported for `totem --help` or `run`
 if TYPE_CHECKING:
@@ -25,9 +25,8 @@ if TYPE_CHECKING:
     from totem.providers.catalog.catalogue import ModelInfo, Price
     from totem.settings.config import ProviderConfig
 
-__all__ = ["add_parsers", "format_rows", "list_model_infos", "models_command"]
+__all__ = ["add_parsers", "format_rows", "models_command"]
 
-EXIT_OK, EXIT_ERROR, EXIT_USAGE = 0, 1, 2
 UNKNOWN = "unknown"
 
 
@@ -74,13 +73,13 @@ def models_command(args: argparse.Namespace) -> int:
 async def _gather(cfgs: list[ProviderConfig]) -> tuple[list[ModelInfo], list[tuple[str, str]]]:
     import asyncio
 
-    from totem.cli.providers import resolved
     from totem.providers.base import ProviderError
+    from totem.providers.listing import list_model_infos
     from totem.settings.config import ConfigError
 
     async def one(cfg: ProviderConfig) -> list[ModelInfo] | str:
         try:
-            return await list_model_infos(resolved(cfg))
+            return await list_model_infos(cfg)
         except ProviderError as exc:
             return exc.message
         except ConfigError as exc:
@@ -95,93 +94,6 @@ async def _gather(cfgs: list[ProviderConfig]) -> tuple[list[ModelInfo], list[tup
         else:
             infos += result
     return infos, errors
-
-
-async def list_model_infos(cfg: ProviderConfig) -> list[ModelInfo]:
-    """What is known of each model of the provider `cfg` (its key already resolved: see
-    `cli.providers.resolved`). Raises the adapter's `ProviderError` when it cannot list."""
-    from totem.providers.catalog.catalogue import model_info
-    from totem.providers.registry import OPENAI_KINDS, make_provider
-
-    provider: Any = make_provider(cfg)
-    try:
-        infos = getattr(provider, "model_infos", None)
-        if infos is not None:  # the adapter knows best (LiteLLM's /model/info)
-            result: list[ModelInfo] = await infos()
-            return result
-        if cfg.kind in OPENAI_KINDS:
-            entries = await _openai_listing(cfg)
-            if entries is not None:
-                return [model_info(cfg, str(e["id"]), reported=_listing(e)) for e in entries]
-        listing = getattr(provider, "list_models", None)
-        if listing is None:
-            return []
-        return [model_info(cfg, _model_id(item), reported=_reported(item))
-                for item in await listing()]
-    finally:
-        await provider.aclose()
-
-
-def _listing(entry: dict[str, Any]) -> dict[str, Any]:
-    from totem.providers.catalog.catalogue import reported_from_listing
-
-    return reported_from_listing(entry)
-
-
-async def _openai_listing(cfg: ProviderConfig) -> list[dict[str, Any]] | None:
-    """The raw entries of GET {base_url}/models; None when that fails (the adapter's own
-    `list_models` then says why, in its words)."""
-    import httpx
-
-    headers = {"User-Agent": "totem",
-               **{str(k): str(v) for k, v in (cfg.options.get("headers") or {}).items()}}
-    key = cfg.key.reveal() if cfg.key is not None else None
-    if key:
-        headers["Authorization"] = f"Bearer {key}"
-    try:
-        async with httpx.AsyncClient(timeout=httpx.Timeout(30.0, connect=10.0)) as client:
-            response = await client.get(f"{cfg.base_url}/models", headers=headers)
-        data = response.json() if response.status_code < 400 else None
-    except (httpx.HTTPError, ValueError):
-        return None
-    items = data.get("data") if isinstance(data, dict) else None
-    if not isinstance(items, list):
-        return None
-    return [e for e in items if isinstance(e, dict) and "id" in e]
-
-
-def _model_id(item: Any) -> str:
-    from collections.abc import Mapping
-
-    if isinstance(item, str):
-        return item
-    if isinstance(item, Mapping):
-        return str(item.get("id") or item.get("name") or "")
-    return str(getattr(item, "id", "") or getattr(item, "name", ""))
-
-
-# Attribute names adapters use for what they know (Ollama's /api/show, Gemini's model list).
-_ALIASES = {
-    "context_window": ("context_window", "context_length", "input_token_limit"),
-    "max_output": ("max_output", "output_token_limit"),
-    "tools": ("tools",),
-    "reasoning": ("reasoning", "thinking"),
-    "vision": ("vision",),
-}
-
-
-def _reported(item: Any) -> dict[str, Any]:
-    from collections.abc import Mapping
-
-    if isinstance(item, str):
-        return {}
-    get = item.get if isinstance(item, Mapping) else lambda k: getattr(item, k, None)
-    reported: dict[str, Any] = {}
-    for field, names in _ALIASES.items():
-        value = next((v for v in map(get, names) if v is not None), None)
-        if value is not None:
-            reported[field] = value
-    return reported
 
 
 # -- output ----------------------------------------------------------------------------------

@@ -20,17 +20,15 @@ from __future__ import annotations
 import argparse
 import sys
 
+from totem.cli.exit_codes import EXIT_ERROR, EXIT_OK, EXIT_USAGE
+
 TYPE_CHECKING = False  # typing and pathlib are not imported for `totem --help` or `run`
 if TYPE_CHECKING:
-    from pathlib import Path
     from typing import Any
 
     from totem.providers.catalog.templates import Template
-    from totem.settings.config import ProviderConfig
 
-__all__ = ["add_parsers", "providers_command", "resolved", "user_config_path"]
-
-EXIT_OK, EXIT_ERROR, EXIT_USAGE = 0, 1, 2
+__all__ = ["add_parsers", "providers_command"]
 
 
 def add_parsers(subparsers: Any) -> None:
@@ -76,102 +74,6 @@ def providers_command(args: argparse.Namespace) -> int:
         return EXIT_USAGE
 
 
-# -- the user configuration ------------------------------------------------------------------
-
-
-def user_config_path() -> Path:
-    from totem.settings.paths import config_dir
-
-    return config_dir() / "config.yaml"
-
-
-def _read_user_config() -> dict[str, Any]:
-    import yaml
-
-    from totem.settings.config import ConfigError
-
-    path = user_config_path()
-    if not path.is_file():
-        return {}
-    try:
-        data = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
-    except yaml.YAMLError as exc:
-        raise ConfigError(f"{path}: cannot be read as YAML: {exc}") from None
-    if not isinstance(data, dict):
-        raise ConfigError(f"{path}: the top level must be a mapping of settings")
-    return data
-
-
-def _write_user_config(data: dict[str, Any]) -> Path:
-    import os
-    import tempfile
-
-    import yaml
-
-    path = user_config_path()
-    path.parent.mkdir(parents=True, exist_ok=True)
-    if path.is_file():
-        path.with_name(path.name + ".bak").write_bytes(path.read_bytes())
-    text = yaml.safe_dump(data, sort_keys=False, allow_unicode=True, default_flow_style=False)
-    fd, tmp = tempfile.mkstemp(prefix=".config-", suffix=".tmp", dir=path.parent)
-    with os.fdopen(fd, "w", encoding="utf-8") as out:
-        out.write(text)
-    os.replace(tmp, path)
-    return path
-
-
-# -- keys ------------------------------------------------------------------------------------
-
-
-def _raw_key(cfg: ProviderConfig) -> str:
-    """The key as written in the configuration (a reference, normally); never shown."""
-    return str(getattr(cfg.key, "_raw", "")) if cfg.key is not None else ""
-
-
-def _key_state(cfg: ProviderConfig) -> str:
-    """Where the key comes from and whether it is there: never the key itself."""
-    from totem.settings.keys import KEY_REF, load_keys
-
-    if cfg.key is None:
-        return "none"
-    raw = _raw_key(cfg)
-    env = cfg.key.env_vars()
-    refs = KEY_REF.findall(raw)
-    if refs:
-        stored = load_keys()
-        absent = [r for r in refs if r not in stored]
-        return f"missing from the key store: {', '.join(absent)}" if absent else "stored"
-    if env:
-        import os
-
-        absent = [v for v in env if v not in os.environ]
-        names = ", ".join(f"${v}" for v in env)
-        return f"{names} (not set)" if absent else names
-    return "set in the configuration"
-
-
-def resolved(cfg: ProviderConfig) -> ProviderConfig:
-    """`cfg` with its key resolved (`${env:...}` and `${key:...}`), ready for
-    `registry.make_provider`; ConfigError naming what is missing."""
-    import dataclasses
-
-    from totem.settings.config import ConfigError, Secret
-    from totem.settings.keys import resolve_refs
-
-    if cfg.key is None:
-        return cfg
-    value = cfg.key.reveal()
-    if value is None:
-        names = ", ".join(cfg.key.env_vars())
-        raise ConfigError(f"provider '{cfg.name}': its key comes from the environment "
-                          f"variable {names}, which is not set.")
-    value, missing = resolve_refs(value)
-    if missing:
-        raise ConfigError(f"provider '{cfg.name}': no stored key named {', '.join(missing)}; "
-                          f"add it again with `totem providers add ... --name {cfg.name}`.")
-    return dataclasses.replace(cfg, key=Secret(value))
-
-
 def _read_key(name: str, tpl: Template) -> str | None:
     import getpass
 
@@ -213,7 +115,8 @@ def _list(args: argparse.Namespace) -> int:
         return EXIT_OK
     rows = [["NAME", "KIND", "BASE URL", "KEY"]]
     for cfg in config.providers.values():
-        rows.append([cfg.name, cfg.kind, cfg.base_url or "(default)", _key_state(cfg)])
+        key = cfg.key.source() if cfg.key is not None else "none"
+        rows.append([cfg.name, cfg.kind, cfg.base_url or "(default)", key])
     print(_table(rows))
     if config.model:
         print(f"\ndefault model: {config.model}")
@@ -234,106 +137,41 @@ def _templates(args: argparse.Namespace) -> int:
 
 
 def _add(args: argparse.Namespace) -> int:
-    import re
-
     from totem.providers.catalog.templates import template
+    from totem.settings.provider_admin import add_provider
 
     try:
         tpl = template(args.template)
     except KeyError as exc:
         raise ValueError(exc.args[0]) from None
-    name = args.name or tpl.id
-    if not re.fullmatch(r"[A-Za-z0-9_.\-]+", name):
-        raise ValueError(f"a provider name may hold letters, digits, '_', '.' and '-': {name!r}")
-    base_url = (args.url or tpl.base_url).rstrip("/")
-    if not base_url and tpl.kind != "bedrock":
-        raise ValueError(f"template {tpl.id} needs a base URL: pass --url URL")
-    data = _read_user_config()
-    providers = data.get("providers") or {}
-    if not isinstance(providers, dict):
-        raise ValueError(f"{user_config_path()}: `providers` must be a mapping")
-    if name in providers and not args.force:
-        raise ValueError(f"a provider named {name} exists already; pass --name NEW or --force.")
-    spec: dict[str, Any] = {"kind": tpl.kind}
-    if base_url:
-        spec["base_url"] = base_url
-    key, note = _key_entry(args, tpl, name)
-    if key is not None:
-        spec["key"] = key
-    if tpl.options:
-        spec["options"] = dict(tpl.options)
-    providers[name] = spec
-    data["providers"] = providers
-    path = _write_user_config(data)
-    print(f"Added provider {name} ({tpl.label}, {base_url or 'default endpoint'}); {note}.")
-    print(f"Written to {path}. Try `totem providers test {name}` and `totem models {name}`.")
+    wanted = not args.no_key and (tpl.needs_key or args.ask_key)
+    key = _read_key(args.name or tpl.id, tpl) if wanted and not args.key_env else None
+    added = add_provider(args.template, name=args.name or "", url=args.url or "",
+                         key=key or "", key_env=args.key_env or "", key_wanted=wanted,
+                         replace=args.force)
+    print(f"Added provider {added.name} ({added.label}, "
+          f"{added.base_url or 'default endpoint'}); {added.key_note}.")
+    print(f"Written to {added.path}. Try `totem providers test {added.name}` "
+          f"and `totem models {added.name}`.")
     return EXIT_OK
-
-
-def _key_entry(args: argparse.Namespace, tpl: Template, name: str) -> tuple[str | None, str]:
-    """What `key:` says in the configuration (a reference, never the key) and a note."""
-    import re
-
-    from totem.settings.keys import key_ref, keys_path, mask, set_key
-
-    if args.key_env:
-        if not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", args.key_env):
-            raise ValueError(f"not an environment variable name: {args.key_env!r}")
-        return "${env:" + args.key_env + "}", f"key from ${args.key_env}"
-    if args.no_key or not (tpl.needs_key or args.ask_key):
-        return None, "no key"
-    key = _read_key(name, tpl)
-    if key is not None:
-        set_key(name, key)
-        return key_ref(name), f"key {mask(key)} stored in {keys_path()}"
-    if tpl.key_env:
-        return "${env:" + tpl.key_env + "}", f"no key given: it will come from ${tpl.key_env}"
-    return None, "no key given"
 
 
 def _remove(args: argparse.Namespace) -> int:
     from pathlib import Path
 
-    from totem.settings.config import config_files
-    from totem.settings.keys import KEY_REF, delete_key
+    from totem.settings.provider_admin import remove_provider
 
-    data = _read_user_config()
-    providers = data.get("providers") or {}
-    if not isinstance(providers, dict) or args.name not in providers:
-        elsewhere = [str(p) for p in config_files(Path.cwd())[1:]
-                     if p.is_file() and args.name in _providers_in(p)]
-        where = f" It is defined in {', '.join(elsewhere)}: edit that file." if elsewhere else ""
-        print(f"totem: no provider named {args.name} in {user_config_path()}.{where}",
-              file=sys.stderr)
-        return EXIT_USAGE
-    spec = providers.pop(args.name)
-    data["providers"] = providers
-    _write_user_config(data)
-    refs = KEY_REF.findall(str(spec.get("key") or "")) if isinstance(spec, dict) else []
-    still = {r for other in providers.values() if isinstance(other, dict)
-             for r in KEY_REF.findall(str(other.get("key") or ""))}
-    forgotten = [r for r in refs if r not in still and delete_key(r)]
-    extra = " and its stored key" if forgotten else ""
-    print(f"Removed provider {args.name}{extra}.")
+    removed = remove_provider(args.name, root=Path.cwd())
+    extra = " and its stored key" if removed.key_forgotten else ""
+    print(f"Removed provider {removed.name}{extra}.")
     return EXIT_OK
-
-
-def _providers_in(path: Path) -> dict[str, Any]:
-    import yaml
-
-    try:
-        data = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
-    except (OSError, yaml.YAMLError):
-        return {}
-    found = data.get("providers") if isinstance(data, dict) else None
-    return found if isinstance(found, dict) else {}
 
 
 def _test(args: argparse.Namespace) -> int:
     import asyncio
 
-    from totem.cli.models import list_model_infos
     from totem.providers.base import ProviderError
+    from totem.providers.listing import list_model_infos
 
     config = _load()
     cfg = config.providers.get(args.name)
@@ -342,7 +180,7 @@ def _test(args: argparse.Namespace) -> int:
         print(f"totem: no provider named {args.name}; configured: {known}", file=sys.stderr)
         return EXIT_USAGE
     try:
-        infos = asyncio.run(list_model_infos(resolved(cfg)))
+        infos = asyncio.run(list_model_infos(cfg))
     except ProviderError as exc:
         print(f"{args.name}: {exc.message}")
         return EXIT_ERROR

@@ -13,9 +13,9 @@ import sys
 from pathlib import Path
 
 from totem.abort import AbortSignal
+from totem.cli.exit_codes import EXIT_ABORTED, EXIT_ERROR, EXIT_LIMIT, EXIT_OK, EXIT_USAGE
 from totem.cli.interact import answer_in_terminal
 from totem.cli.lines import LineReader
-from totem.cli.main import EXIT_ABORTED, EXIT_ERROR, EXIT_LIMIT, EXIT_OK, EXIT_USAGE
 from totem.cli.render import TextRenderer
 from totem.events import PermissionAsked, QuestionAsked, RunFinished, event_to_dict
 from totem.policy.permission import Mode

@@ -13,7 +13,8 @@ from typing import Any
 
 __all__ = ["add_parser", "serve_command"]
 
-EXIT_OK, EXIT_USAGE = 0, 2
+from totem.cli.exit_codes import EXIT_OK, EXIT_USAGE
+
 DEFAULT_PORT = 8765
 PORT_TRIES = 10  # without --port: the default port, else one of the next ones
 

@@ -13,9 +13,9 @@ configured and allowed to start. `configured(root)` tells, cheaply, whether to l
 
 from __future__ import annotations
 
-import re
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
+
+from totem.mcp.presence import configured
 
 if TYPE_CHECKING:
     from totem.mcp.config import McpConfig, ServerConfig, load_mcp_config
@@ -30,25 +30,6 @@ __all__ = [
     "is_mcp_tool",
     "load_mcp_config",
 ]
-
-
-MCP_SECTION = re.compile(r"^mcp\s*:", re.MULTILINE)
-
-
-def configured(root: Path) -> bool:
-    """Whether any MCP server may be configured for `root`: a `.totem/mcp.json`, or an `mcp:`
-    section in a config file. Cheap enough for start-up (no parsing, nothing imported)."""
-    if (root / ".totem" / "mcp.json").is_file():
-        return True
-    from totem.settings.config import config_files
-
-    for path in config_files(root):
-        try:
-            if MCP_SECTION.search(path.read_text(encoding="utf-8")):
-                return True
-        except OSError:
-            continue
-    return False
 
 
 def __getattr__(name: str) -> Any:

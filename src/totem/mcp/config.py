@@ -30,7 +30,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal, TypeAlias
 
-from totem.mcp import MCP_SECTION
+from totem.mcp.presence import MCP_SECTION
 from totem.settings.config import ConfigError, Secret
 
 __all__ = [

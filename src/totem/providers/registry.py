@@ -49,13 +49,9 @@ def make_provider(cfg: ProviderConfig) -> Provider:
     if cfg.key is not None:
         key = cfg.key.reveal()
         if key is None:
-            names = ", ".join(cfg.key.env_vars())
-            where = (
-                f"the environment variable {names}, which is not set"
-                if names
-                else "the key store, which does not hold it (totem providers add)"
-            )
-            raise ConfigError(f"provider '{cfg.name}': its key comes from {where}.")
+            raise ConfigError(f"provider '{cfg.name}': no key: {cfg.key.source()}; set the "
+                              f"variable, or add the key with `totem providers add ... "
+                              f"--name {cfg.name}`.")
     if cfg.kind in OPENAI_KINDS:
         if not cfg.base_url:
             raise ConfigError(f"provider '{cfg.name}': kind {cfg.kind} needs a base_url")

@@ -20,7 +20,7 @@ from totem.policy.permission import PermissionDenied
 from totem.tools.base import Tool, ToolContext, ToolError, parse_arguments
 
 if TYPE_CHECKING:
-    from totem.run.loop import Agent
+    from totem.run.agent import Agent
 
 __all__ = ["ABORTED_OUTPUT", "Stop", "ToolRunner"]
 

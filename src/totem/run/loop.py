@@ -15,9 +15,7 @@ from __future__ import annotations
 import asyncio
 import json
 import time
-from collections.abc import AsyncIterator, Awaitable, Callable
-from dataclasses import dataclass, field
-from pathlib import Path
+from collections.abc import AsyncIterator, Callable
 
 from totem.abort import Aborted, AbortSignal
 from totem.events import (
@@ -29,21 +27,17 @@ from totem.events import (
     StepFinished,
 )
 from totem.messages import Message, NoticePart, SummaryPart, TextPart, ToolPart, Usage, new_id
-from totem.policy.permission import PermissionService
-from totem.policy.questions import QuestionService
-from totem.policy.redact import Redactor
 from totem.providers.base import (
     ModelRequest,
-    Provider,
     ProviderError,
     RetryableError,
     TextChunk,
     ToolSpec,
     UsageReport,
 )
-from totem.providers.catalog.catalogue import Price, cost
-from totem.providers.catalog.profiles import ModelProfile
+from totem.providers.catalog.catalogue import cost
 from totem.providers.transport.retry import stream_with_retry
+from totem.run.agent import Agent, CacheClock
 from totem.run.compaction import (
     Compactor,
     Plan,
@@ -54,9 +48,7 @@ from totem.run.compaction import (
 from totem.run.execute import ABORTED_OUTPUT, Stop, ToolRunner
 from totem.run.recorder import StepRecorder
 from totem.run.textcalls import parse_text_tool_calls
-from totem.session.state import SessionState
-from totem.store.base import Store
-from totem.tools.base import Tool, ToolSettings, tool_spec
+from totem.tools.base import tool_spec
 
 __all__ = ["Agent", "Run", "run_events"]
 
@@ -70,39 +62,6 @@ REPEAT_NOTE = (
     "You are repeating the same tool call and getting the same result. Do not call any tool. "
     "Answer now with what you have."
 )
-
-
-class CacheClock:
-    """When the session's prompt-cache entry expires (time.time()); 0: none known."""
-
-    def __init__(self) -> None:
-        self.until = 0.0
-
-
-@dataclass(slots=True)
-class Agent:
-    """Everything a run needs; built by the session service from the config."""
-
-    provider: Provider
-    model: str
-    label: str  # provider/model, as shown
-    profile: ModelProfile
-    tools: list[Tool]
-    store: Store
-    root: Path
-    permission: PermissionService
-    system: str
-    settings: ToolSettings = field(default_factory=ToolSettings)
-    max_steps: int = 50
-    max_rounds: int = 300
-    redact: Redactor = field(default_factory=Redactor)
-    specs: list[ToolSpec] | None = None  # the tools' definitions, when already computed
-    questions: QuestionService | None = None
-    context_window: int | None = None  # tokens; None: unknown, no compaction
-    price: Price | None = None  # per million tokens; None: unknown, no cost shown
-    prepare: Callable[[], Awaitable[list[Tool]]] | None = None  # tools that start with a run
-    cache_ttl: float | None = None  # seconds a prompt-cache entry lives; None: no cache
-    state: SessionState = field(default_factory=SessionState)
 
 
 class Run:
@@ -162,13 +121,15 @@ class Run:
         return finished
 
     async def _prepare(self) -> None:
-        """Add the tools that come into being with the run (MCP); a sub-agent gets none."""
-        if self.agent.prepare is None or self.nested:
+        """Add the tools that come into being with the run (MCP, a knowledge pack's), in the
+        agent's order; a sub-agent gets none."""
+        if self.nested:
             return
-        for tool in await self.agent.prepare():
-            if tool.name not in self.tools:
-                self.tools[tool.name] = tool
-                self.specs = [*self.specs, tool_spec(tool)]
+        for prepare in self.agent.preparers:
+            for tool in await prepare():
+                if tool.name not in self.tools:
+                    self.tools[tool.name] = tool
+                    self.specs = [*self.specs, tool_spec(tool)]
 
     async def _loop(self) -> tuple[FinishReason, str]:
         continuations = 0

@@ -17,7 +17,8 @@ from typing import Protocol
 from totem.abort import Aborted
 from totem.events import AgentEvent, Event, PermissionAsked, QuestionAsked
 from totem.messages import TextPart
-from totem.run.loop import Agent, Run
+from totem.run.agent import Agent
+from totem.run.loop import Run
 from totem.tools.base import ToolContext, ToolError, ToolResult
 
 __all__ = ["AgentSlots", "SubagentDefinition", "SubagentRunner", "describe"]

@@ -14,11 +14,11 @@ from totem.agents.definitions import (
     AgentDef,
     AgentError,
     check_name,
-    load_agents,
     parse_max_steps,
     parse_tools,
     project_key,
 )
+from totem.agents.load import load_agents
 from totem.agents.saved import delete_agent, save_agent, saved_agents
 from totem.store.base import Store
 

@@ -1,6 +1,7 @@
 """Settings for the page: providers (add from a template, "Other", test, remove, detect) and
-the models table. The work is done by `totem providers` / `totem models`
-(cli/providers.py, cli/models.py, keys.py); this module only adapts it to JSON.
+the models table. The work is done where `totem providers` / `totem models` have it done
+(settings/provider_admin.py, settings/keys.py, providers/listing.py); this module only
+adapts it to JSON.
 
 A key typed into the page goes to the key store (keys.json, mode 0600) and the configuration
 refers to it as `${key:NAME}`: it is never written to the configuration, never sent back to
@@ -10,7 +11,6 @@ the page, never logged.
 from __future__ import annotations
 
 import asyncio
-import re
 from dataclasses import asdict
 from pathlib import Path
 from typing import Any
@@ -21,8 +21,6 @@ __all__ = ["ModelCache", "add_provider", "detect_servers", "providers_view", "re
            "test_provider"]
 
 LIST_TIMEOUT = 8.0  # seconds to list one provider's models
-_NAME = re.compile(r"[A-Za-z0-9_.\-]{1,64}")
-_ENV = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 
 
 def _template_json(tpl: Any) -> dict[str, Any]:
@@ -32,17 +30,18 @@ def _template_json(tpl: Any) -> dict[str, Any]:
 
 
 def providers_view(root: Path) -> dict[str, Any]:
-    from totem.cli.providers import _key_state, _read_user_config, user_config_path
     from totem.providers.catalog.templates import templates
+    from totem.settings.user_config import read_user_config, user_config_path
 
     config = load_config(root)
     try:
-        mine = _read_user_config().get("providers") or {}
+        mine = read_user_config().get("providers") or {}
     except ConfigError:
         mine = {}
     return {
         "providers": [{"name": c.name, "kind": c.kind, "base_url": c.base_url,
-                       "key": _key_state(c), "removable": c.name in mine}
+                       "key": c.key.source() if c.key is not None else "none",
+                       "removable": c.name in mine}
                       for c in config.providers.values()],
         "model": config.model,
         "templates": [_template_json(t) for t in templates()],
@@ -56,82 +55,26 @@ def add_provider(
 ) -> str:
     """Add a provider to the user configuration, as `totem providers add` does; the message
     says what was done. ValueError (or ConfigError) says what is wrong, for a person."""
-    from totem.cli.providers import _read_user_config, _write_user_config
-    from totem.providers.catalog.templates import template
+    from totem.settings import provider_admin
 
-    try:
-        tpl = template(template_id)
-    except KeyError as exc:
-        raise ValueError(exc.args[0]) from None
-    name = (name or tpl.id).strip()
-    if not _NAME.fullmatch(name):
-        raise ValueError(f"a provider name may hold letters, digits, '_', '.' and '-': {name!r}")
-    base_url = (url.strip() or tpl.base_url).rstrip("/")
-    if not base_url and tpl.kind != "bedrock":
-        raise ValueError(f"{tpl.label} needs a base URL")
-    if base_url and not re.match(r"https?://", base_url):
-        raise ValueError("the base URL must start with http:// or https://")
-    data = _read_user_config()
-    providers = data.get("providers") or {}
-    if not isinstance(providers, dict):
-        raise ValueError("`providers` in the user configuration must be a mapping")
-    if name in providers and not replace:
-        raise ValueError(f"a provider named {name} exists already: choose another name")
-    spec: dict[str, Any] = {"kind": tpl.kind}
-    if base_url:
-        spec["base_url"] = base_url
-    reference, note = _key_entry(name, tpl, key.strip(), key_env.strip())
-    if reference is not None:
-        spec["key"] = reference
-    if tpl.options:
-        spec["options"] = dict(tpl.options)
-    providers[name] = spec
-    data["providers"] = providers
-    _write_user_config(data)
-    return f"Added {name} ({tpl.label}, {base_url or 'default endpoint'}); {note}."
-
-
-def _key_entry(name: str, tpl: Any, key: str, key_env: str) -> tuple[str | None, str]:
-    """What `key:` says in the configuration (a reference, never the key), and a note."""
-    from totem.settings.keys import key_ref, mask, set_key
-
-    if key:
-        set_key(name, key)
-        return key_ref(name), f"key {mask(key)} stored in the key store"
-    if key_env:
-        if not _ENV.fullmatch(key_env):
-            raise ValueError(f"not an environment variable name: {key_env!r}")
-        return "${env:" + key_env + "}", f"key from ${key_env}"
-    if tpl.needs_key and tpl.key_env:
-        return "${env:" + tpl.key_env + "}", f"no key given: it will come from ${tpl.key_env}"
-    return None, "no key"
+    added = provider_admin.add_provider(template_id, name=name, url=url, key=key,
+                                        key_env=key_env, replace=replace)
+    where = added.base_url or "default endpoint"
+    return f"Added {added.name} ({added.label}, {where}); {added.key_note}."
 
 
 def remove_provider(name: str) -> str:
     """Remove a provider of the user configuration (and its stored key, if no other uses it)."""
-    from totem.cli.providers import _read_user_config, _write_user_config
-    from totem.settings.keys import KEY_REF, delete_key
+    from totem.settings import provider_admin
 
-    data = _read_user_config()
-    providers = data.get("providers") or {}
-    if not isinstance(providers, dict) or name not in providers:
-        raise ValueError(f"no provider named {name} in the user configuration (a project's "
-                         "configuration file is edited by hand)")
-    spec = providers.pop(name)
-    data["providers"] = providers
-    _write_user_config(data)
-    refs = KEY_REF.findall(str(spec.get("key") or "")) if isinstance(spec, dict) else []
-    still = {r for other in providers.values() if isinstance(other, dict)
-             for r in KEY_REF.findall(str(other.get("key") or ""))}
-    forgotten = [r for r in refs if r not in still and delete_key(r)]
-    return f"Removed {name}" + (" and its stored key." if forgotten else ".")
+    removed = provider_admin.remove_provider(name)
+    return f"Removed {removed.name}" + (" and its stored key." if removed.key_forgotten else ".")
 
 
 async def _infos(cfg: ProviderConfig) -> list[Any]:
-    from totem.cli.models import list_model_infos
-    from totem.cli.providers import resolved
+    from totem.providers.listing import list_model_infos
 
-    return await asyncio.wait_for(list_model_infos(resolved(cfg)), LIST_TIMEOUT)
+    return await asyncio.wait_for(list_model_infos(cfg), LIST_TIMEOUT)
 
 
 def _failure(exc: BaseException) -> str:

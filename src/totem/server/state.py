@@ -96,7 +96,7 @@ class ServerState:
 
     def info(self) -> dict[str, Any]:
         from totem import __version__
-        from totem.agents.definitions import load_agents
+        from totem.agents.load import load_agents
         from totem.session.commands import load_commands
 
         problems: list[str] = []

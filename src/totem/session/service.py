@@ -25,7 +25,8 @@ from totem.prompt.builder import build_agent_prompt, build_system_prompt
 from totem.providers.base import Provider, ToolSpec
 from totem.providers.catalog.profiles import profile_for
 from totem.providers.registry import make_provider, resolve_model
-from totem.run.loop import Agent, run_events
+from totem.run.agent import Agent
+from totem.run.loop import run_events
 from totem.session.state import SessionState
 from totem.settings.config import Config, ConfigError, ProviderConfig, load_config
 from totem.settings.paths import data_dir
@@ -194,7 +195,7 @@ class SessionService:
             cache_ttl=_cache_ttl(self.config.providers.get(label.partition("/")[0])),
         )
         if self.mcp_config is not None:
-            agent.prepare = functools.partial(self.mcp_tools, agent)
+            agent.preparers.append(functools.partial(self.mcp_tools, agent))
         self._current = agent
         return agent
 
@@ -247,7 +248,7 @@ class SessionService:
         return self._tools
 
     def agent_definitions(self) -> dict[str, AgentDef]:
-        from totem.agents.definitions import load_agents
+        from totem.agents.load import load_agents
 
         problems: list[str] = []
         found = load_agents(self.root, self.store, problems=problems)
@@ -320,18 +321,17 @@ class SessionService:
         if self.knowledge.active:  # the pages of earlier searches; a new one before step 1
             prompt = text if expansion is None else None
             base, agent.system = agent.system, agent.system + self.knowledge.pages_section()
-            agent.prepare = functools.partial(self._before_first_step, agent, base, prompt,
-                                              session.id)
+            agent.preparers = [*agent.preparers, functools.partial(
+                self._before_first_step, agent, base, prompt, session.id)]
         events = run_events(agent, session.id, text, abort=abort, model_text=model_text)
         return self._with_notices(events)
 
     async def _before_first_step(
         self, agent: Agent, base: str, prompt: str | None, session_id: str
     ) -> list[Tool]:
-        """The MCP servers' tools, then the documentation search: its pages join the
-        system prompt, and the documentation server's tools the run's."""
-        tools = await self.mcp_tools(agent) if self.mcp_config is not None else []
-        tools += await self.knowledge.before_first_step(
+        """The documentation search (after the MCP servers have started): its pages join
+        the system prompt, and the documentation server's tools the run's."""
+        tools = await self.knowledge.before_first_step(
             prompt,
             session_id=session_id,
             project=self.mcp,

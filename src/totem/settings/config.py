@@ -80,6 +80,22 @@ class Secret:
     def env_vars(self) -> list[str]:
         return _ENV_REF.findall(self._raw)
 
+    def source(self) -> str:
+        """Where the key comes from and whether it is there, for a person: never the key."""
+        from totem.settings.keys import KEY_REF, load_keys
+
+        refs = KEY_REF.findall(self._raw)
+        if refs:
+            stored = load_keys()
+            absent = [r for r in refs if r not in stored]
+            return f"missing from the key store: {', '.join(absent)}" if absent else "stored"
+        env = self.env_vars()
+        if env:
+            absent = [v for v in env if v not in os.environ]
+            names = ", ".join(f"${v}" for v in env)
+            return f"{names} (not set)" if absent else names
+        return "set in the configuration"
+
     def __repr__(self) -> str:
         return "Secret(****)"
 

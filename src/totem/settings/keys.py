@@ -127,3 +127,4 @@ def mask(key: str | None) -> str:
         return "…"
     head = key[:3] if len(key) >= 20 else ""
     return f"{head}…{key[-4:]}"
+

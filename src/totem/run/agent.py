@@ -1,0 +1,57 @@
+"""The agent: everything a run needs, built by the session service from the config."""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TypeAlias
+
+from totem.policy.permission import PermissionService
+from totem.policy.questions import QuestionService
+from totem.policy.redact import Redactor
+from totem.providers.base import Provider, ToolSpec
+from totem.providers.catalog.catalogue import Price
+from totem.providers.catalog.profiles import ModelProfile
+from totem.session.state import SessionState
+from totem.store.base import Store
+from totem.tools.base import Tool, ToolSettings
+
+__all__ = ["Agent", "CacheClock", "Preparer"]
+
+Preparer: TypeAlias = Callable[[], Awaitable[list[Tool]]]
+
+
+class CacheClock:
+    """When the session's prompt-cache entry expires (time.time()); 0: none known."""
+
+    def __init__(self) -> None:
+        self.until = 0.0
+
+
+@dataclass(slots=True)
+class Agent:
+    """Everything a run needs; built by the session service from the config."""
+
+    provider: Provider
+    model: str
+    label: str  # provider/model, as shown
+    profile: ModelProfile
+    tools: list[Tool]
+    store: Store
+    root: Path
+    permission: PermissionService
+    system: str
+    settings: ToolSettings = field(default_factory=ToolSettings)
+    max_steps: int = 50
+    max_rounds: int = 300
+    redact: Redactor = field(default_factory=Redactor)
+    specs: list[ToolSpec] | None = None  # the tools' definitions, when already computed
+    questions: QuestionService | None = None
+    context_window: int | None = None  # tokens; None: unknown, no compaction
+    price: Price | None = None  # per million tokens; None: unknown, no cost shown
+    # What runs before the first step, in order, each adding tools that start with a run
+    # (the MCP servers', then a knowledge pack's); a sub-agent's run has none.
+    preparers: list[Preparer] = field(default_factory=list)
+    cache_ttl: float | None = None  # seconds a prompt-cache entry lives; None: no cache
+    state: SessionState = field(default_factory=SessionState)
