@@ -16,11 +16,13 @@ Built in: `totaljs` (Total.js 5 and jComponent 20, the default for new folders).
     session.py    ProjectKnowledge: one session's pack, primer, documentation server, pages
     totaljs/      the Total.js pack
 
-Importing this package loads nothing of the MCP SDK; `after_write` is what the file tools call.
+Importing this package loads nothing of the MCP SDK; `conventions_hook` is the after-write
+hook the session gives the file tools.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -28,30 +30,22 @@ from totem.settings.config import KnowledgeSettings
 
 if TYPE_CHECKING:  # the types load when first used, not at start-up
     from totem.knowledge.base import Docs, DocsError, Finding, Pack, Page, Pages, Query
-    from totem.tools.base import ToolContext
+    from totem.tools.base import AfterWrite, ToolContext
 
 __all__ = [
     "Docs",
     "DocsError",
     "Finding",
-    "KnowledgeState",
     "Pack",
     "Page",
     "Pages",
     "Query",
     "active_pack",
-    "after_write",
+    "conventions_hook",
     "packs",
 ]
 
 MAX_LINES_SHOWN = 8  # line numbers listed per rule in a tool result
-
-
-class KnowledgeState:
-    """The session's knowledge settings, for tools (a `SessionState` service)."""
-
-    def __init__(self) -> None:
-        self.settings: KnowledgeSettings | None = None
 
 
 def packs() -> list[Pack]:
@@ -66,25 +60,28 @@ def active_pack(root: Path, settings: KnowledgeSettings) -> Pack | None:
     return next((pack for pack in packs() if pack.detect(root, settings)), None)
 
 
-def after_write(ctx: ToolContext, path: Path) -> str:
-    """What the pack's check says of a file that write, edit or patch just produced, to append
-    to the tool's result ("" when there is nothing to say or the project is no pack's)."""
-    state = ctx.state.existing(KnowledgeState)
-    settings = state.settings if state is not None and state.settings else KnowledgeSettings()
-    root = Path(ctx.root).resolve()
-    try:
-        relative = path.resolve().relative_to(root)
-    except ValueError:  # outside the project: not the project's code
-        return ""
-    for pack in packs():
-        if not pack.wants(relative) or not pack.checks(root, settings):
-            continue
+def conventions_hook(settings: Callable[[], KnowledgeSettings]) -> AfterWrite:
+    """The after-write hook of the packs (`tools.hooks`): what a pack's check says of a file
+    that write, edit or patch just produced, under the session's `settings()`."""
+
+    def check_written(ctx: ToolContext, path: Path) -> str:
+        root = Path(ctx.root).resolve()
         try:
-            text = path.read_text(encoding="utf-8")
-        except (OSError, UnicodeDecodeError):  # gone (deleted by a patch) or not text
+            relative = path.resolve().relative_to(root)
+        except ValueError:  # outside the project: not the project's code
             return ""
-        return format_findings(ctx.relative(path), pack.check(relative, text), pack.title)
-    return ""
+        current = settings()
+        for pack in packs():
+            if not pack.wants(relative) or not pack.checks(root, current):
+                continue
+            try:
+                text = path.read_text(encoding="utf-8")
+            except (OSError, UnicodeDecodeError):  # gone (deleted by a patch) or not text
+                return ""
+            return format_findings(ctx.relative(path), pack.check(relative, text), pack.title)
+        return ""
+
+    return check_written
 
 
 def __getattr__(name: str) -> Any:

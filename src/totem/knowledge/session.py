@@ -82,19 +82,21 @@ class ProjectKnowledge:
         permission: PermissionService,
         questions: QuestionService | None,
         context_window: int | None,
+        emit: Callable[[Event], None] | None = None,
     ) -> list[Tool]:
         """Search the documentation for `prompt` (None: a command, not searched) and keep the
-        pages; return the built-in documentation server's tools once it has started."""
+        pages; return the built-in documentation server's tools once it has started. Its
+        questions and notices go to `emit`, the run's event sink."""
         pack = self.pack
         if pack is None or not pack.docs_enabled(self.settings):
             return []
         query = pack.plan(prompt) if prompt is not None else None
-        emit = permission.emit
         if query is not None:
             if pack.server in declared:
                 connection = _ready(project, pack.server)
             else:
-                connection = await self._builtin(pack, permission, questions, context_window)
+                connection = await self._builtin(pack, permission, questions, context_window,
+                                                 emit)
             if connection is not None:
                 await self._search(pack, query, connection, session_id, emit)
         return list(self.manager.tools) if self.manager is not None else []
@@ -105,9 +107,12 @@ class ProjectKnowledge:
         permission: PermissionService,
         questions: QuestionService | None,
         context_window: int | None,
+        emit: Callable[[Event], None] | None,
     ) -> Connection | None:
+        if self.manager is not None:
+            self.manager.attach(emit)
         if self.manager is None and not self._skipped:
-            if not self._may_ask(pack, permission):
+            if not self._may_ask(pack, permission, emit):
                 return None
             from totem.mcp.config import McpConfig
             from totem.mcp.manager import McpManager
@@ -115,22 +120,24 @@ class ProjectKnowledge:
             server = server_from_spec(pack.server, pack.server_config(), source="built in")
             self.manager = McpManager(self.root, McpConfig({pack.server: server}),
                                       permission=permission, questions=questions,
-                                      context_window=context_window)
+                                      emit=emit, context_window=context_window)
             await self.manager.start()
         return _ready(self.manager, pack.server)
 
-    def _may_ask(self, pack: Pack, permission: PermissionService) -> bool:
+    def _may_ask(
+        self, pack: Pack, permission: PermissionService, emit: Callable[[Event], None] | None
+    ) -> bool:
         """Whether starting the server can be allowed at all; a notice once when it cannot
         for want of anyone to ask (this saves loading the MCP SDK for nothing)."""
         action = permission.action_for("mcp-start", pack.server)
         answered = permission.mode == "yes" or (
-            permission.mode == "interactive" and permission.emit is not None
+            permission.mode == "interactive" and emit is not None
         )
         if action == "allow" or (action == "ask" and answered):
             return True
         self._skipped = True
-        if action == "ask" and permission.emit is not None:
-            permission.emit(Notice(
+        if action == "ask" and emit is not None:
+            emit(Notice(
                 f"No documentation search: the {pack.title} documentation server "
                 f"'{pack.server}' asks before it starts, and nobody can answer in this run "
                 f"(pass --yes, or allow it: {{permission: mcp-start, pattern: {pack.server}, "

@@ -13,6 +13,7 @@ This module imports the MCP SDK: import it only when a server is configured.
 from __future__ import annotations
 
 import asyncio
+import contextvars
 import os
 from collections.abc import Awaitable, Callable
 from contextlib import AsyncExitStack
@@ -96,7 +97,10 @@ class Connection:
         """Connect and list the tools, within the server's startup timeout."""
         self.state = "starting"
         self._log = self._open_log()
-        self._task = asyncio.create_task(self._own(), name=f"mcp-{self.name}")
+        # A task of its own, in a fresh context: it outlives the run that started it and
+        # must not carry that run's context variables along.
+        self._task = asyncio.create_task(self._own(), name=f"mcp-{self.name}",
+                                         context=contextvars.Context())
         try:
             await asyncio.wait_for(self._ready.wait(), self.config.startup_timeout)
         except TimeoutError:

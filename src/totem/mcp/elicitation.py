@@ -9,11 +9,14 @@ nobody to ask (a headless run) or a dismissed question, the answer is "cancel".
 
 from __future__ import annotations
 
+import functools
 import json
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 import mcp_types as types
 
+from totem.events import Event
 from totem.policy.questions import QuestionService
 
 __all__ = ["ANSWER", "DECLINE", "OPENED", "elicit"]
@@ -28,12 +31,19 @@ Value = str | int | float | bool | list[str] | None
 
 
 async def elicit(
-    server: str, params: types.ElicitRequestParams, questions: QuestionService | None
+    server: str,
+    params: types.ElicitRequestParams,
+    questions: QuestionService | None,
+    *,
+    emit: Callable[[Event], None] | None = None,
 ) -> types.ElicitResult:
+    """The person's answer to a server's elicitation, asked as questions; the questions go
+    to `emit` (the run in progress), or to the question service's own sink."""
     if questions is None:
         return types.ElicitResult(action="cancel")
+    ask = functools.partial(questions.ask, emit=emit)
     if isinstance(params, types.ElicitRequestURLParams):
-        answer = await questions.ask(
+        answer = await ask(
             f"The MCP server '{server}' asks you to open this address:\n  {params.url}\n"
             f"{params.message}",
             [OPENED, DECLINE],
@@ -44,7 +54,7 @@ async def elicit(
     properties: dict[str, Any] = dict(schema.get("properties") or {})
     required = set(schema.get("required") or [])
     fields = ", ".join(str(p.get("title") or n) for n, p in properties.items())
-    gate = await questions.ask(
+    gate = await ask(
         f"The MCP server '{server}' asks: {params.message}"
         + (f"\n(It wants: {fields}.)" if fields else ""),
         [ANSWER, DECLINE],
@@ -54,7 +64,7 @@ async def elicit(
         return _action(gate, accept=ANSWER)
     content: dict[str, Value] = {}
     for name, prop in properties.items():
-        value, answered = await _field(server, name, prop, name in required, questions)
+        value, answered = await _field(server, name, prop, name in required, ask)
         if not answered:
             return types.ElicitResult(action="cancel")
         if value is not _SKIPPED:
@@ -76,7 +86,8 @@ _SKIPPED: Any = _Skipped()
 
 
 async def _field(
-    server: str, name: str, prop: dict[str, Any], required: bool, questions: QuestionService
+    server: str, name: str, prop: dict[str, Any], required: bool,
+    ask: Callable[..., Awaitable[str | None]],
 ) -> tuple[Value, bool]:
     """The field's value (or _SKIPPED) and whether the person answered at all."""
     choices = _choices(prop)
@@ -92,7 +103,7 @@ async def _field(
     question = _field_question(name, prop, required, multi=kind == "array" and bool(choices))
     problem = ""
     for _ in range(MAX_TRIES):
-        answer = await questions.ask(problem + question, options, allow_free=free)
+        answer = await ask(problem + question, options, allow_free=free)
         if answer is None:
             return None, False
         answer = answer.strip().removesuffix(DEFAULT_MARK)

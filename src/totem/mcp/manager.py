@@ -28,7 +28,7 @@ from totem.policy.permission import PermissionDenied, PermissionService
 from totem.policy.questions import QuestionService
 from totem.providers.base import ToolSpec
 from totem.settings.paths import cache_dir
-from totem.tools.base import Tool
+from totem.tools.base import Tool, kind_of
 
 if TYPE_CHECKING:
     import mcp_types as types
@@ -55,7 +55,7 @@ class ServerStatus:
 
 def is_mcp_tool(tool: Tool) -> bool:
     """True for a tool that came from an MCP server (sub-agents get none of these)."""
-    return type(tool).__module__ == "totem.mcp.tool"
+    return kind_of(tool) == "mcp"
 
 
 class McpManager:
@@ -86,6 +86,11 @@ class McpManager:
         self.deferred = False
         self.start_notices = True  # False: refusals and failures only in status()
         self._started = False
+
+    def attach(self, emit: Callable[[Event], None] | None) -> None:
+        """Where the servers' questions and notices go from now on: the run in progress
+        (servers outlive a run; each run attaches its own event sink)."""
+        self.emit = emit
 
     async def __aenter__(self) -> McpManager:
         await self.start()
@@ -167,6 +172,7 @@ class McpManager:
                 permission="mcp-start",
                 patterns=[server.name],
                 title=f"start the MCP server '{server.name}' ({verb}: {target})",
+                emit=self.emit,
             )
         except PermissionDenied as exc:
             self.refused[server.name] = exc.message
@@ -242,7 +248,7 @@ class McpManager:
     async def _elicit(self, server: str, params: types.ElicitRequestParams) -> types.ElicitResult:
         from totem.mcp.elicitation import elicit
 
-        return await elicit(server, params, self.questions)
+        return await elicit(server, params, self.questions, emit=self.emit)
 
     async def _sample(
         self, server: str, params: types.CreateMessageRequestParams
@@ -260,6 +266,7 @@ class McpManager:
                 patterns=[server],
                 title=f"let the MCP server '{server}' ask the model (up to "
                 f"{request.max_tokens} tokens): {shown}",
+                emit=self.emit,
             )
         except PermissionDenied as exc:
             return types.ErrorData(code=-1, message=f"Sampling was refused: {exc.message}")

@@ -56,6 +56,7 @@ class McpArguments(BaseModel):
 
 class McpTool:
     Input: ClassVar[type[BaseModel]] = McpArguments
+    kind: ClassVar[str] = "mcp"
 
     def __init__(self, connection: Connection, tool: types.Tool, *, name: str) -> None:
         self.connection = connection
@@ -130,6 +131,7 @@ class McpSchemaTool:
 
     name: ClassVar[str] = SCHEMA_TOOL
     read_only: ClassVar[bool] = True
+    kind: ClassVar[str] = "mcp"
     Input: ClassVar[type[BaseModel]] = SchemaArguments
 
     def __init__(self, tools: list[McpTool]) -> None:

@@ -111,8 +111,10 @@ class PermissionService:
         patterns: list[str],
         title: str,
         always: list[str] | None = None,
+        emit: Callable[[Event], None] | None = None,
     ) -> None:
-        """Return when allowed; raise PermissionDenied otherwise."""
+        """Return when allowed; raise PermissionDenied otherwise. The question goes to
+        `emit` (the run's event sink), or to the service's own when none is given."""
         actions = [self.action_for(permission, p) for p in patterns] or ["ask"]
         for pattern, action in zip(patterns, actions, strict=False):
             if action == "deny":
@@ -123,7 +125,8 @@ class PermissionService:
             return
         if self.mode == "yes":
             return
-        if self.mode == "headless" or self.emit is None:
+        sink = emit if emit is not None else self.emit
+        if self.mode == "headless" or sink is None:
             raise PermissionDenied(
                 f"{tool} needs permission ({title}) and nobody can answer: this run has no "
                 "terminal. Run it in a terminal, pass --yes, or allow it with a rule."
@@ -131,7 +134,7 @@ class PermissionService:
         request_id = new_id("perm")
         future: asyncio.Future[Reply] = asyncio.get_running_loop().create_future()
         self._pending[request_id] = future
-        self.emit(
+        sink(
             PermissionAsked(
                 request_id=request_id,
                 tool=tool,

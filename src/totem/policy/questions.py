@@ -23,15 +23,22 @@ class QuestionService:
         self._pending: dict[str, asyncio.Future[str | None]] = {}
 
     async def ask(
-        self, question: str, options: list[str] | None = None, *, allow_free: bool = True
+        self,
+        question: str,
+        options: list[str] | None = None,
+        *,
+        allow_free: bool = True,
+        emit: Callable[[Event], None] | None = None,
     ) -> str | None:
-        """The person's answer (one of the options, or free text); None when nobody can."""
-        if not self.interactive or self.emit is None:
+        """The person's answer (one of the options, or free text); None when nobody can.
+        The question goes to `emit` (the run's event sink), or to the service's own."""
+        sink = emit if emit is not None else self.emit
+        if not self.interactive or sink is None:
             return None
         request_id = new_id("ask")
         future: asyncio.Future[str | None] = asyncio.get_running_loop().create_future()
         self._pending[request_id] = future
-        self.emit(QuestionAsked(request_id, question, list(options or []), allow_free))
+        sink(QuestionAsked(request_id, question, list(options or []), allow_free))
         try:
             return await future
         finally:

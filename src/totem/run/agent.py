@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TypeAlias
 
+from totem.events import Event
 from totem.policy.permission import PermissionService
 from totem.policy.questions import QuestionService
 from totem.policy.redact import Redactor
@@ -15,11 +16,12 @@ from totem.providers.catalog.catalogue import Price
 from totem.providers.catalog.profiles import ModelProfile
 from totem.session.state import SessionState
 from totem.store.base import Store
-from totem.tools.base import Tool, ToolSettings
+from totem.tools.base import AfterWrite, Tool, ToolSettings
 
 __all__ = ["Agent", "CacheClock", "Preparer"]
 
-Preparer: TypeAlias = Callable[[], Awaitable[list[Tool]]]
+# Given the run's event sink (for the questions it asks), returns the tools it adds.
+Preparer: TypeAlias = Callable[[Callable[[Event], None]], Awaitable[list[Tool]]]
 
 
 class CacheClock:
@@ -53,5 +55,6 @@ class Agent:
     # What runs before the first step, in order, each adding tools that start with a run
     # (the MCP servers', then a knowledge pack's); a sub-agent's run has none.
     preparers: list[Preparer] = field(default_factory=list)
+    after_write: list[AfterWrite] = field(default_factory=list)  # a pack's check, say
     cache_ttl: float | None = None  # seconds a prompt-cache entry lives; None: no cache
     state: SessionState = field(default_factory=SessionState)

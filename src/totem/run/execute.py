@@ -52,10 +52,12 @@ class ToolRunner:
         emit: Callable[[Event], None],
         abort: AbortSignal,
         save: Callable[[Message, ToolPart], None],
+        asks: Callable[[Event], None] | None = None,
     ) -> None:
         self.agent = agent
         self.session_id = session_id
         self.emit = emit
+        self.asks = asks if asks is not None else emit
         self.abort = abort
         self.save = save
         self.tools = {t.name: t for t in agent.tools}
@@ -150,6 +152,8 @@ class ToolRunner:
             state=self.agent.state,
             vision=self.agent.profile.vision,
             meta=part.meta if part.meta is not None else {},
+            asks=self.asks,
+            after_write=self.agent.after_write,
         )
 
     def finish(self, message: Message, part: ToolPart, output: str, error: bool) -> None:

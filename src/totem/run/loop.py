@@ -73,18 +73,19 @@ class Run:
         emit: Callable[[Event], None],
         abort: AbortSignal,
         nested: bool = False,
+        asks: Callable[[Event], None] | None = None,
     ) -> None:
         self.agent = agent
         self.session_id = session_id
         self.emit = emit
+        # Where questions go: this run's own stream; a sub-agent's are asked in the
+        # session's stream (`asks`), unwrapped, and answered as usual.
+        self.asks = asks if asks is not None else emit
         self.abort = abort
         self.nested = nested
         self.history = agent.store.messages(session_id)
-        if not nested:  # a sub-agent's questions go to the session's own stream, unwrapped
-            agent.permission.emit = emit
-            if agent.questions is not None:
-                agent.questions.emit = emit
-        self.runner = ToolRunner(agent, session_id, emit=emit, abort=abort, save=self._save)
+        self.runner = ToolRunner(agent, session_id, emit=emit, abort=abort, save=self._save,
+                                 asks=self.asks)
         self.tools = self.runner.tools
         self.specs = agent.specs or [tool_spec(t) for t in agent.tools]
         self.usage = Usage()
@@ -126,7 +127,7 @@ class Run:
         if self.nested:
             return
         for prepare in self.agent.preparers:
-            for tool in await prepare():
+            for tool in await prepare(self.asks):
                 if tool.name not in self.tools:
                     self.tools[tool.name] = tool
                     self.specs = [*self.specs, tool_spec(tool)]

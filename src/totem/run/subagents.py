@@ -19,12 +19,11 @@ from totem.events import AgentEvent, Event, PermissionAsked, QuestionAsked
 from totem.messages import TextPart
 from totem.run.agent import Agent
 from totem.run.loop import Run
-from totem.tools.base import ToolContext, ToolError, ToolResult
+from totem.tools.base import ToolContext, ToolError, ToolResult, kind_of
 
 __all__ = ["AgentSlots", "SubagentDefinition", "SubagentRunner", "describe"]
 
 MAX_AT_ONCE = 3
-NO_NESTING = "task"
 
 
 class SubagentDefinition(Protocol):
@@ -96,7 +95,7 @@ class SubagentRunner:
         allowed = set(definition.tools) if definition.tools is not None else None
         tools = [
             t for t in parent.tools
-            if t.name != NO_NESTING and "__" not in t.name  # no nesting, no MCP tools
+            if kind_of(t) not in ("task", "mcp")  # no nesting, no MCP tools
             and (allowed is None or t.name in allowed)
         ]
         child = dataclasses.replace(
@@ -134,7 +133,8 @@ class SubagentRunner:
 
         async with ctx.state.service(AgentSlots).semaphore:
             ctx.abort.check()
-            run = Run(child, session.id, emit=relay, abort=ctx.abort, nested=True)
+            run = Run(child, session.id, emit=relay, abort=ctx.abort, nested=True,
+                      asks=ctx.asks or parent_emit)
             finished = await run(prompt)
         if finished.reason == "aborted":
             raise Aborted(finished.detail)

@@ -9,15 +9,14 @@ from __future__ import annotations
 
 import dataclasses
 import functools
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from totem.abort import AbortSignal
 from totem.events import Event
-from totem.knowledge import KnowledgeState
+from totem.knowledge import conventions_hook
 from totem.knowledge.session import ProjectKnowledge
-from totem.mcp import configured as mcp_configured
 from totem.policy.permission import Mode, PermissionService, Reply
 from totem.policy.questions import QuestionService
 from totem.policy.redact import Redactor
@@ -28,6 +27,7 @@ from totem.providers.registry import make_provider, resolve_model
 from totem.run.agent import Agent
 from totem.run.loop import run_events
 from totem.session.state import SessionState
+from totem.session.toolset import Toolset
 from totem.settings.config import Config, ConfigError, ProviderConfig, load_config
 from totem.settings.paths import data_dir
 from totem.store.base import SessionInfo, Store
@@ -36,9 +36,8 @@ from totem.tools.base import Tool
 
 if TYPE_CHECKING:
     from totem.agents.definitions import AgentDef
-    from totem.mcp.config import McpConfig
-    from totem.mcp.manager import McpManager
     from totem.providers.catalog.catalogue import ModelInfo
+    from totem.run.subagents import SubagentRunner
 
 __all__ = ["SessionService", "default_store"]
 
@@ -81,7 +80,6 @@ class SessionService:
         )
         self.questions = QuestionService(interactive=mode == "interactive")
         self.state = SessionState()
-        self._tools = tools
         self._provider = provider  # given: used for every model (tests, demos)
         self._providers: dict[str, Provider] = {}
         self._system: str | None = None
@@ -91,14 +89,9 @@ class SessionService:
         self.notices: list[str] = []  # said once, at the start of the next run
         self._warned: set[str] = set()
         self._said: set[str] = set()
-        self.mcp_config: McpConfig | None = None
-        if mcp_configured(self.root):
-            from totem.mcp.config import load_mcp_config
-
-            self.mcp_config = load_mcp_config(self.root)
-        self.mcp: McpManager | None = None
+        self.toolset = Toolset(self.root, self.config, permission=self.permission,
+                               questions=self.questions, given=tools)
         self.knowledge = ProjectKnowledge(self.root, self.config.knowledge, store=self.store)
-        self.state.service(KnowledgeState).settings = self.config.knowledge
         self._redact = Redactor.from_environment()
         for pconf in self.config.providers.values():
             if pconf.key is not None:
@@ -193,29 +186,12 @@ class SessionService:
             state=self.state,
             price=info.price,
             cache_ttl=_cache_ttl(self.config.providers.get(label.partition("/")[0])),
+            after_write=[conventions_hook(lambda: self.config.knowledge)],
         )
-        if self.mcp_config is not None:
-            agent.preparers.append(functools.partial(self.mcp_tools, agent))
+        if self.toolset.mcp_config is not None:
+            agent.preparers.append(functools.partial(self.toolset.mcp_tools, agent))
         self._current = agent
         return agent
-
-    async def mcp_tools(self, agent: Agent) -> list[Tool]:
-        """The MCP servers' tools; the servers start (each asking first) on the first run."""
-        assert self.mcp_config is not None
-        if self.mcp is None:
-            from totem.mcp.manager import McpManager
-            from totem.mcp.sampling import ProviderSampler
-
-            self.mcp = McpManager(
-                self.root,
-                self.mcp_config,
-                permission=self.permission,
-                questions=self.questions,
-                sampler=ProviderSampler(agent.provider, agent.model, label=agent.label),
-                context_window=agent.context_window,
-            )
-            await self.mcp.start()
-        return self.mcp.tools
 
     def _model_info(self, label: str, model: str) -> ModelInfo:
         from totem.providers.catalog.catalogue import model_info
@@ -229,23 +205,10 @@ class SessionService:
         return int(value) if value else None
 
     def tools(self) -> list[Tool]:
-        """Built-in tools, web search when configured, and `task` when there are agents."""
-        if self._tools is None:
-            from totem.tools.lazy import LazyTool
-            from totem.tools.registry import builtin_tools
-
-            tools = builtin_tools()
-            url = self.config.tools.websearch_url
-            if url:
-                from totem.tools.websearch import websearch_tool
-
-                tools.append(LazyTool("websearch", True, "totem.tools.websearch:WebSearch",
-                                      factory=lambda: _present(websearch_tool(url))))
-            agents = self.agent_definitions()
-            if agents:
-                tools.append(self._task_tool(agents))
-            self._tools = tools
-        return self._tools
+        """The tools known before a run (see `session.toolset`)."""
+        agents = self.agent_definitions()
+        return self.toolset.base(agents={n: d.description for n, d in agents.items()},
+                                 task_runner=self._subagent_runner)
 
     def agent_definitions(self) -> dict[str, AgentDef]:
         from totem.agents.load import load_agents
@@ -255,15 +218,14 @@ class SessionService:
         self.problems.extend(p for p in problems if p not in self.problems)
         return found
 
-    def _task_tool(self, agents: dict[str, AgentDef]) -> Tool:
-        from totem.run.subagents import SubagentRunner, describe
-        from totem.tools.lazy import LazyTool
+    def _subagent_runner(self) -> SubagentRunner:
+        from totem.run.subagents import SubagentRunner
 
         def current() -> Agent:
             assert self._current is not None, "a sub-agent runs within a run"
             return self._current
 
-        runner = SubagentRunner(
+        return SubagentRunner(
             parent=current,
             make_agent=self.agent_for_subagent,
             definitions=lambda: dict(self.agent_definitions()),
@@ -272,15 +234,6 @@ class SessionService:
                 knowledge=self.knowledge.primer(), hidden_skills=self.knowledge.hidden_skills(),
             ),
         )
-        listing = {name: d.description for name, d in agents.items()}
-
-        def build() -> Tool:
-            from totem.tools.task import Task
-
-            return Task(runner, listing)
-
-        return LazyTool("task", False, "totem.tools.task:Task", factory=build,
-                        description=describe(listing), parallel=True)
 
     def agent_for_subagent(self, spec: str) -> Agent:
         current = self._current
@@ -327,18 +280,20 @@ class SessionService:
         return self._with_notices(events)
 
     async def _before_first_step(
-        self, agent: Agent, base: str, prompt: str | None, session_id: str
+        self, agent: Agent, base: str, prompt: str | None, session_id: str,
+        asks: Callable[[Event], None],
     ) -> list[Tool]:
         """The documentation search (after the MCP servers have started): its pages join
         the system prompt, and the documentation server's tools the run's."""
         tools = await self.knowledge.before_first_step(
             prompt,
             session_id=session_id,
-            project=self.mcp,
-            declared=self.mcp_config.servers if self.mcp_config is not None else (),
+            project=self.toolset.mcp,
+            declared=self.toolset.mcp_config.servers if self.toolset.mcp_config else (),
             permission=self.permission,
             questions=self.questions,
             context_window=agent.context_window,
+            emit=asks,
         )
         agent.system = base + self.knowledge.pages_section()
         return tools
@@ -412,9 +367,7 @@ class SessionService:
         return self.questions.reply(request_id, answer)
 
     async def aclose(self) -> None:
-        if self.mcp is not None:
-            await self.mcp.aclose()
-            self.mcp = None
+        await self.toolset.aclose()
         await self.knowledge.aclose()
         await self.state.aclose()
         for provider in self._providers.values():

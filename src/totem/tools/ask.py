@@ -41,7 +41,7 @@ class Ask:
             raise ToolError("Give at least two different options.")
         if ctx.questions is None:
             return ToolResult(NO_ANSWER, title=question)
-        answer = await ctx.abort.until(ctx.questions.ask(question, options))
+        answer = await ctx.abort.until(ctx.questions.ask(question, options, emit=ctx.asks))
         if answer is None:
             return ToolResult(NO_ANSWER, title=question)
         return ToolResult(answer.strip() or "(the user gave an empty answer)", title=question)

@@ -13,10 +13,10 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any, Literal, Protocol, TypeAlias
 
 from totem.abort import AbortSignal
 from totem.events import Event
@@ -30,12 +30,15 @@ if TYPE_CHECKING:  # pydantic loads with the first tool, not at start-up
     from pydantic import BaseModel
 
 __all__ = [
+    "AfterWrite",
     "SnapshotSink",
     "Tool",
     "ToolContext",
     "ToolError",
+    "ToolKind",
     "ToolResult",
     "ToolSettings",
+    "kind_of",
     "parse_arguments",
     "tool_spec",
     "truncate",
@@ -44,6 +47,10 @@ __all__ = [
 
 class ToolError(Exception):
     """A failure the model can act on; its message becomes the tool result."""
+
+
+# A hook that file tools call after they change a file (see tools/hooks.py).
+AfterWrite: TypeAlias = Callable[["ToolContext", Path], str]
 
 
 @dataclass(slots=True)
@@ -84,6 +91,9 @@ class ToolContext:
     state: SessionState = field(default_factory=SessionState)
     vision: bool | None = None  # whether the model takes images (None: unknown)
     meta: dict[str, str] = field(default_factory=dict)  # kept on the call's part (a thread)
+    # Where this run's questions go: the session's own stream, a sub-agent's included.
+    asks: Callable[[Event], None] | None = None
+    after_write: Sequence[AfterWrite] = ()  # what write, edit and patch call (tools.hooks)
 
     async def ask(
         self, permission: str, patterns: list[str], *, title: str, always: list[str] | None = None
@@ -94,6 +104,7 @@ class ToolContext:
             patterns=patterns,
             title=title,
             always=always,
+            emit=self.asks,
         )
 
     async def resolve(self, path: str) -> Path:
@@ -114,6 +125,7 @@ class ToolContext:
                 permission="external_directory",
                 patterns=[str(real)],
                 title=f"access {real}, outside the project",
+                emit=self.asks,
             )
         except PermissionDenied as exc:
             link = " (through a symbolic link)" if real != Path(os.path.abspath(candidate)) else ""
@@ -139,6 +151,23 @@ class ToolContext:
         self.snapshots.save_snapshot(
             session_id=self.session_id, call_id=self.call_id, path=str(path), content=content
         )
+
+
+# Where a tool comes from. A tool class says so with a `kind` attribute; without one it is
+# built in. Code that treats tools differently by origin asks `kind_of`, never the name.
+ToolKind: TypeAlias = Literal["builtin", "websearch", "task", "mcp"]
+
+
+def kind_of(tool: Tool) -> ToolKind:
+    match getattr(tool, "kind", "builtin"):
+        case "websearch":
+            return "websearch"
+        case "task":
+            return "task"
+        case "mcp":
+            return "mcp"
+        case _:
+            return "builtin"
 
 
 class Tool(Protocol):

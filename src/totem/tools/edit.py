@@ -7,8 +7,8 @@ from typing import ClassVar
 
 from pydantic import BaseModel, Field
 
-from totem.knowledge import after_write
 from totem.tools.base import ToolContext, ToolError, ToolResult
+from totem.tools.hooks import after_write
 from totem.tools.read import is_binary, not_found
 from totem.tools.write import line_count, lines_of
 

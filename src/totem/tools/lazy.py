@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 from totem import __version__
 from totem.providers.base import ToolSpec
 from totem.settings.paths import cache_dir
-from totem.tools.base import Tool, ToolContext, ToolResult, tool_spec
+from totem.tools.base import Tool, ToolContext, ToolKind, ToolResult, tool_spec
 
 if TYPE_CHECKING:
     from pydantic import BaseModel
@@ -44,8 +44,10 @@ class LazyTool:
         factory: Callable[[], Tool] | None = None,
         description: str | None = None,
         parallel: bool = False,
+        kind: ToolKind = "builtin",
     ) -> None:
         self._name = name
+        self.kind: ToolKind = kind
         self._read_only = read_only
         self.target = target
         self.factory = factory

@@ -20,6 +20,7 @@ class TaskInput(BaseModel):
 
 class Task:
     name: ClassVar[str] = "task"
+    kind: ClassVar[str] = "task"
     read_only: ClassVar[bool] = False
     parallel: ClassVar[bool] = True  # several tasks of one answer run together (3 at most)
     Input: ClassVar[type[BaseModel]] = TaskInput

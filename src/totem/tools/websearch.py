@@ -31,6 +31,7 @@ class WebSearchInput(BaseModel):
 
 class WebSearch:
     name: ClassVar[str] = "websearch"
+    kind: ClassVar[str] = "websearch"
     description: ClassVar[str] = "Search the web; returns titles, URLs and snippets."
     read_only: ClassVar[bool] = True
     Input: ClassVar[type[BaseModel]] = WebSearchInput

@@ -6,8 +6,8 @@ from typing import ClassVar
 
 from pydantic import BaseModel, Field
 
-from totem.knowledge import after_write
 from totem.tools.base import ToolContext, ToolError, ToolResult
+from totem.tools.hooks import after_write
 
 __all__ = ["Write", "WriteInput", "line_count", "lines_of"]
 
