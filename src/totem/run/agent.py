@@ -14,9 +14,9 @@ from totem.policy.redact import Redactor
 from totem.providers.base import Provider, ToolSpec
 from totem.providers.catalog.catalogue import Price
 from totem.providers.catalog.profiles import ModelProfile
-from totem.session.state import SessionState
 from totem.store.base import Store
 from totem.tools.base import AfterWrite, Tool, ToolSettings
+from totem.tools.state import SessionState
 
 __all__ = ["Agent", "CacheClock", "Preparer"]
 

@@ -26,13 +26,13 @@ from totem.providers.catalog.profiles import profile_for
 from totem.providers.registry import make_provider, resolve_model
 from totem.run.agent import Agent
 from totem.run.loop import run_events
-from totem.session.state import SessionState
 from totem.session.toolset import Toolset
 from totem.settings.config import Config, ConfigError, ProviderConfig, load_config
 from totem.settings.paths import data_dir
 from totem.store.base import SessionInfo, Store
 from totem.store.sqlite import SqliteStore
 from totem.tools.base import Tool
+from totem.tools.state import SessionState
 
 if TYPE_CHECKING:
     from totem.agents.definitions import AgentDef

@@ -24,7 +24,7 @@ from totem.messages import ImageBlock
 from totem.policy.permission import PermissionDenied, PermissionService
 from totem.policy.questions import QuestionService
 from totem.providers.base import ToolSpec
-from totem.session.state import SessionState
+from totem.tools.state import SessionState
 
 if TYPE_CHECKING:  # pydantic loads with the first tool, not at start-up
     from pydantic import BaseModel
