@@ -86,3 +86,22 @@ def test_sources_one_folder_down_make_another_kind_of_project(tmp_path: Path) ->
     (tmp_path / "src").mkdir()
     (tmp_path / "src" / "app.py").write_text("print(1)\n")
     assert not is_new_folder(tmp_path)
+
+
+def test_the_knowledge_section_wins_and_old_keys_still_count_with_a_notice(
+    tmp_path: Path,
+) -> None:
+    root = folder(tmp_path, {".totem/config.yaml": (
+        "knowledge: {totaljs: never, forge: false, forgepages: 3, forgechars: 900, "
+        "conventions: false}\n")})
+    config = load_config(root)
+    assert config.knowledge == KnowledgeSettings("never", False, 3, 900, False)
+    assert config.notices == []
+    (root / ".totem/config.yaml").write_text("forge: false\nknowledge: {forgepages: 1}\n")
+    config = load_config(root)
+    assert (config.knowledge.forge, config.knowledge.forgepages) == (False, 1)
+    assert len(config.notices) == 1 and "forge" in config.notices[0]
+    assert "knowledge:" in config.notices[0]
+    (root / ".totem/config.yaml").write_text("knowledge: [totaljs]\n")
+    with pytest.raises(ConfigError, match="knowledge"):
+        load_config(root)

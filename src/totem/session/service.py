@@ -86,7 +86,7 @@ class SessionService:
         self._specs: list[ToolSpec] | None = None
         self._current: Agent | None = None
         self.problems: list[str] = []  # agent files and the like that could not be read
-        self.notices: list[str] = []  # said once, at the start of the next run
+        self.notices: list[str] = list(self.config.notices)  # said at the next run's start
         self._warned: set[str] = set()
         self._said: set[str] = set()
         self.toolset = Toolset(self.root, self.config, permission=self.permission,

@@ -16,11 +16,15 @@
     tools:
       bash: {timeout: 120, forbidden: ["rm -rf /*", "git push *"]}
       websearch: {url: "http://127.0.0.1:8888"}   # a SearXNG instance; no url, no tool
-    totaljs: auto          # auto | always | never: which projects are Total.js ones
-    forge: true            # the Total.js documentation server and the search before a run
-    forgepages: 2          # documentation pages put into the system prompt
-    forgechars: 4000       # characters kept of each page
-    conventions: true      # the conventions skill and the check after write/edit/patch
+    knowledge:               # framework packs (Total.js built in)
+      totaljs: auto          # auto | always | never: which projects are Total.js ones
+      forge: true            # the Total.js documentation server and the search before a run
+      forgepages: 2          # documentation pages put into the system prompt
+      forgechars: 4000       # characters kept of each page
+      conventions: true      # the conventions skill and the check after write/edit/patch
+
+The knowledge settings were once top-level keys; written there they still count, with a
+notice (`Config.notices`) saying where they belong now.
 
 Keys are `Secret`s: resolved from `${env:VAR}` when used, masked in every repr.
 """
@@ -133,6 +137,7 @@ class Config:
     detect_ports: dict[str, int] | None = None  # where to look for local servers
     knowledge: KnowledgeSettings = field(default_factory=KnowledgeSettings)
     sources: list[Path] = field(default_factory=list)
+    notices: list[str] = field(default_factory=list)  # said once at the start of a run
 
 
 def _read_yaml(path: Path) -> dict[str, Any]:
@@ -240,6 +245,22 @@ def _ports(spec: Any) -> dict[str, int] | None:
     return {str(name): int(port) for name, port in spec.items()}
 
 
+KNOWLEDGE_KEYS = ("totaljs", "forge", "forgepages", "forgechars", "conventions")
+
+
+def _knowledge_section(merged: dict[str, Any], notices: list[str]) -> dict[str, Any]:
+    """The `knowledge:` section, with the old top-level keys under it (and a notice)."""
+    section = merged.get("knowledge") or {}
+    if not isinstance(section, dict):
+        raise ConfigError("knowledge: expected a mapping such as {totaljs: auto, forge: true}")
+    old = [key for key in KNOWLEDGE_KEYS if key in merged]
+    if old:
+        notices.append(f"The setting{'s' if len(old) > 1 else ''} {', '.join(old)} now "
+                       f"belong{'' if len(old) > 1 else 's'} under `knowledge:` in the "
+                       "configuration; the top-level form still works for now.")
+    return {**{key: merged[key] for key in old}, **section}
+
+
 def _knowledge(merged: dict[str, Any]) -> KnowledgeSettings:
     mode = merged.get("totaljs", "auto")
     if isinstance(mode, bool):  # YAML reads `totaljs: yes` or `no` as a boolean
@@ -276,6 +297,8 @@ def load_config(project: Path) -> Config:
             merged = _merge(merged, _read_yaml(path))
             sources.append(path)
     providers = {n: _provider(n, s) for n, s in (merged.get("providers") or {}).items()}
+    notices: list[str] = []
+    knowledge = _knowledge(_knowledge_section(merged, notices))
     return Config(
         model=merged.get("model"),
         providers=providers,
@@ -283,6 +306,7 @@ def load_config(project: Path) -> Config:
         max_steps=int(merged.get("maxsteps", 50)),
         tools=_tool_settings(merged.get("tools") or {}),
         detect_ports=_ports((merged.get("detect") or {}).get("ports")),
-        knowledge=_knowledge(merged),
+        knowledge=knowledge,
         sources=sources,
+        notices=notices,
     )
