@@ -94,6 +94,7 @@ class ProviderConfig:
     key: Secret | None = None
     options: dict[str, Any] = field(default_factory=dict)
     models: dict[str, dict[str, Any]] = field(default_factory=dict)
+    origin: str = "user"  # "project": defined by a trusted project's config
 
 
 @dataclass(slots=True)
@@ -117,6 +118,9 @@ class Config:
     detect_ports: dict[str, int] | None = None  # where to look for local servers (P8)
     knowledge: KnowledgeSettings = field(default_factory=KnowledgeSettings)
     sources: list[Path] = field(default_factory=list)
+    ignored: list[str] = field(default_factory=list)  # what the untrusted project would change
+    refused: list[str] = field(default_factory=list)  # what a project may never change
+    project_file: Path | None = None  # the project's config file, when it has one
 
 
 def _read_yaml(path: Path) -> dict[str, Any]:
@@ -139,6 +143,11 @@ def _read_yaml(path: Path) -> dict[str, Any]:
                 cached.chmod(0o600)
     if not isinstance(data, dict):
         raise ConfigError(f"{path}: the top level must be a mapping of settings")
+    from totem.config_schema import config_problems
+
+    problems = config_problems(data)
+    if problems:
+        raise ConfigError("\n".join(f"{path}: {problem}" for problem in problems))
     return data
 
 
@@ -252,21 +261,70 @@ def config_files(project: Path) -> list[Path]:
     return files
 
 
-def load_config(project: Path) -> Config:
-    merged: dict[str, Any] = {}
-    sources: list[Path] = []
-    for path in config_files(project):
-        if path.is_file():
-            merged = _merge(merged, _read_yaml(path))
-            sources.append(path)
+@dataclass(slots=True)
+class _Layers:
+    """The merged settings, and what the project's file may not change."""
+
+    merged: dict[str, Any]
+    sources: list[Path]
+    project_file: Path | None = None
+    ignored: list[str] = field(default_factory=list)
+    refused: list[str] = field(default_factory=list)
+    project_providers: set[str] = field(default_factory=set)
+
+
+def _layers(project: Path, trusted: bool | None) -> _Layers:
+    from totem.config_trust import guard_user_providers, restrict_untrusted
+
+    user_file, project_file, *extra = config_files(project)
+    read = {p: _read_yaml(p) for p in (user_file, project_file, *extra) if p.is_file()}
+    user: dict[str, Any] = {}
+    for path in (user_file, *extra):
+        user = _merge(user, read.get(path, {}))
+    layers = _Layers({}, list(read), project_file if project_file in read else None)
+    ours = read.get(project_file, {})
+    if ours and not (trusted if trusted is not None else _trusted(project)):
+        ours, layers.ignored = restrict_untrusted(ours, user)
+    try:
+        ours, layers.refused = guard_user_providers(ours, user)
+    except ConfigError as exc:
+        raise ConfigError(f"{project_file}: {exc}") from None
+    mine = user.get("providers") or {}
+    layers.project_providers = {n for n in ours.get("providers") or {} if n not in mine}
+    merged = _merge(read.get(user_file, {}), ours)
+    for path in extra:
+        merged = _merge(merged, read.get(path, {}))
+    layers.merged = merged
+    return layers
+
+
+def _trusted(project: Path) -> bool:
+    from totem.trust import is_trusted
+
+    return is_trusted(project)
+
+
+def load_config(project: Path, *, trusted: bool | None = None) -> Config:
+    """The settings for `project`. Its own config file counts only as far as trust allows:
+    `trusted` None looks the folder up in the trust store (totem.trust)."""
+    layers = _layers(project, trusted)
+    merged = layers.merged
     providers = {n: _provider(n, s) for n, s in (merged.get("providers") or {}).items()}
+    for name in layers.project_providers & set(providers):
+        providers[name].origin = "project"
+    max_steps = merged.get("maxsteps", 50)
+    if max_steps < 1:
+        raise ConfigError(f"maxsteps: expected a whole number of at least 1, not {max_steps}")
     return Config(
         model=merged.get("model"),
         providers=providers,
         rules=_rules(merged.get("permission", [])),
-        max_steps=int(merged.get("maxsteps", 50)),
+        max_steps=int(max_steps),
         tools=_tool_settings(merged.get("tools") or {}),
         detect_ports=_ports((merged.get("detect") or {}).get("ports")),
         knowledge=_knowledge(merged),
-        sources=sources,
+        sources=layers.sources,
+        ignored=layers.ignored,
+        refused=layers.refused,
+        project_file=layers.project_file,
     )

@@ -90,11 +90,19 @@ class SessionService:
         self.notices: list[str] = []  # said once, at the start of the next run
         self._warned: set[str] = set()
         self._said: set[str] = set()
+        from totem.trust import is_trusted
+
+        self.trusted = is_trusted(self.root)  # the project's own config files count
         self.mcp_config: McpConfig | None = None
+        ignored_servers: list[str] = []
         if mcp_configured(self.root):
             from totem.mcp.config import load_mcp_config
 
-            self.mcp_config = load_mcp_config(self.root)
+            self.mcp_config = load_mcp_config(self.root, trusted=self.trusted)
+            ignored_servers = self.mcp_config.ignored
+            if not self.mcp_config.servers and not self.mcp_config.problems:
+                self.mcp_config = None
+        self._trust_notice(ignored_servers)
         self.mcp: McpManager | None = None
         self.knowledge = ProjectKnowledge(self.root, self.config.knowledge, store=self.store)
         self.state.service(KnowledgeState).settings = self.config.knowledge
@@ -102,6 +110,18 @@ class SessionService:
         for pconf in self.config.providers.values():
             if pconf.key is not None:
                 self._redact.add(pconf.key.reveal())
+
+    def _trust_notice(self, ignored_servers: list[str]) -> None:
+        """One notice for what the untrusted project's config would change, one for what a
+        project may never change."""
+        from totem.trust_items import agent_settings, refused_notice, untrusted_notice
+
+        ignored = [*self.config.ignored, *ignored_servers]
+        if not self.trusted:
+            ignored += agent_settings(self.root)
+        for text in (untrusted_notice(ignored), refused_notice(self.config.refused)):
+            if text:
+                self.notices.append(text)
 
     async def prepare(self) -> None:
         """With no provider configured, use a model server found on this computer (P8)."""
@@ -252,6 +272,9 @@ class SessionService:
         problems: list[str] = []
         found = load_agents(self.root, self.store, problems=problems)
         self.problems.extend(p for p in problems if p not in self.problems)
+        if not self.trusted:  # a project's agent may not pick a model or more steps
+            found = {name: dataclasses.replace(d, model=None, max_steps=None)
+                     if d.source == "file" else d for name, d in found.items()}
         return found
 
     def _task_tool(self, agents: dict[str, AgentDef]) -> Tool:
