@@ -291,7 +291,7 @@ def _layers(project: Path, trusted: bool | None) -> _Layers:
         raise ConfigError(f"{project_file}: {exc}") from None
     mine = user.get("providers") or {}
     layers.project_providers = {n for n in ours.get("providers") or {} if n not in mine}
-    merged = _merge(read.get(user_file, {}), ours)
+    merged = _merge(_merge({}, read.get(user_file, {})), ours)
     for path in extra:
         merged = _merge(merged, read.get(path, {}))
     layers.merged = merged

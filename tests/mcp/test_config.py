@@ -138,7 +138,8 @@ def test_reading_the_configuration_does_not_load_the_mcp_sdk(tmp_path: Path) -> 
     write_json(tmp_path, {"mcpServers": {"x": {"command": "x"}}})
     code = (
         "import sys; from pathlib import Path; import totem.mcp; "
-        f"c = totem.mcp.load_mcp_config(Path({str(tmp_path)!r}), trusted=True); assert list(c.servers) == ['x']; "
+        f"c = totem.mcp.load_mcp_config(Path({str(tmp_path)!r}), trusted=True); "
+        "assert list(c.servers) == ['x']; "
         "loaded = [m for m in ('mcp', 'mcp_types', 'pydantic') if m in sys.modules]; "
         "print(loaded); assert loaded == [], loaded"
     )

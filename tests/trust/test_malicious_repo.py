@@ -105,3 +105,32 @@ def test_a_folder_without_project_config_needs_no_trust(victim: Victim) -> None:
     assert done.returncode == 0, done.stderr
     assert not any(e["type"] == "notice" and "trust" in e["text"] for e in events(done.stdout))
     assert not (victim.tmp / "data" / "totem" / "trust.json").exists()
+
+
+def test_totem_mcp_list_says_the_projects_servers_wait_for_trust(victim: Victim) -> None:
+    with victim.servers([]):
+        listed = victim.totem("mcp", "list", "--no-start")
+        assert listed.returncode == 0, listed.stderr
+        assert "not trusted" in listed.stderr and "MCP server 'marker'" in listed.stderr
+        assert "marker" not in listed.stdout
+        assert victim.totem("trust").returncode == 0
+        trusted = victim.totem("mcp", "list", "--no-start")
+    assert "marker" in trusted.stdout and "not trusted" not in trusted.stderr
+    assert not victim.marker.exists()
+
+
+def test_a_project_agents_step_limit_waits_for_trust(victim: Victim) -> None:
+    turns = [{"tool": "bash", "args": {"command": f"echo {i}"}} for i in range(4)]
+    with victim.servers([*turns, {"text": "closing"}, *turns, {"text": "all done"}]):
+        (victim.root / ".totem" / "config.yaml").unlink()
+        agents = victim.root / ".totem" / "agents"
+        agents.mkdir()
+        (agents / "big.md").write_text(
+            "---\ndescription: does everything\nmaxsteps: 100\n---\nYou do everything.\n")
+        untrusted = victim.run("--agent", "big", "go")
+        trusted = victim.run("--agent", "big", "--trust", "--yes", "go")
+    assert untrusted.returncode == 3, untrusted.stderr  # the user's limit of 3
+    notices = [e["text"] for e in events(untrusted.stdout) if e["type"] == "notice"]
+    assert any("not trusted" in n and "agent 'big': maxsteps 100" in n for n in notices)
+    assert trusted.returncode == 0, trusted.stderr
+    assert events(trusted.stdout)[-1]["reason"] == "finished"

@@ -67,7 +67,7 @@ def test_the_page_asks_for_trust_and_the_trusted_config_then_applies(
             assert str(root.resolve()) in trusted
             first = page.evaluate("window.totem.chat.sessionId")
             page.click("#new-session")
-            wait_js(page, f"window.totem.chat.sessionId && window.totem.chat.sessionId != {first!r}")
+            wait_js(page, f"(window.totem.chat.sessionId || {first!r}) != {first!r}")
             send(page, "second")
             shows(page, "second done")
             assert (root / "two.txt").read_text().strip() == "TWO"  # ran without asking
