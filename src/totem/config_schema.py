@@ -8,7 +8,6 @@ The values themselves (an action, a protocol) are checked where they are used.
 
 from __future__ import annotations
 
-import difflib
 from dataclasses import dataclass
 from typing import Any, TypeAlias
 
@@ -119,6 +118,8 @@ def _keys(spec: Keys, value: Any, path: tuple[str, ...]) -> list[str]:
     for key, item in value.items():
         name = str(key)
         if name not in spec.fields:
+            import difflib  # only for a file with a mistake
+
             near = difflib.get_close_matches(name, list(spec.fields), n=1, cutoff=0.6)
             hint = f" (did you mean '{near[0]}'?)" if near else \
                 f" (known keys: {', '.join(sorted(spec.fields))})"
