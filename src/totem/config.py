@@ -34,7 +34,7 @@ import os
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from totem.paths import cache_dir, config_dir
 from totem.permission import Action, Rule
@@ -94,7 +94,7 @@ class ProviderConfig:
     key: Secret | None = None
     options: dict[str, Any] = field(default_factory=dict)
     models: dict[str, dict[str, Any]] = field(default_factory=dict)
-    origin: str = "user"  # "project": defined by a trusted project's config
+    origin: Literal["user", "project"] = "user"  # project: defined by a trusted project
 
 
 @dataclass(slots=True)
@@ -120,7 +120,6 @@ class Config:
     sources: list[Path] = field(default_factory=list)
     ignored: list[str] = field(default_factory=list)  # what the untrusted project would change
     refused: list[str] = field(default_factory=list)  # what a project may never change
-    project_file: Path | None = None  # the project's config file, when it has one
 
 
 def _read_yaml(path: Path) -> dict[str, Any]:
@@ -267,7 +266,6 @@ class _Layers:
 
     merged: dict[str, Any]
     sources: list[Path]
-    project_file: Path | None = None
     ignored: list[str] = field(default_factory=list)
     refused: list[str] = field(default_factory=list)
     project_providers: set[str] = field(default_factory=set)
@@ -281,7 +279,7 @@ def _layers(project: Path, trusted: bool | None) -> _Layers:
     user: dict[str, Any] = {}
     for path in (user_file, *extra):
         user = _merge(user, read.get(path, {}))
-    layers = _Layers({}, list(read), project_file if project_file in read else None)
+    layers = _Layers({}, list(read))
     ours = read.get(project_file, {})
     if ours and not (trusted if trusted is not None else _trusted(project)):
         ours, layers.ignored = restrict_untrusted(ours, user)
@@ -326,5 +324,4 @@ def load_config(project: Path, *, trusted: bool | None = None) -> Config:
         sources=layers.sources,
         ignored=layers.ignored,
         refused=layers.refused,
-        project_file=layers.project_file,
     )
