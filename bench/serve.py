@@ -59,6 +59,8 @@ class Server:
         env = dict(os.environ, XDG_DATA_HOME=str(root.parent / "data"),
                    XDG_CONFIG_HOME=str(root.parent / "config"))
         env.pop("TOTEM_CONFIG", None)
+        subprocess.run([sys.executable, "-m", "totem", "trust"], cwd=root, env=env, check=True,
+                       capture_output=True)  # the project's own provider counts
         self.process = subprocess.Popen(
             [sys.executable, "-m", "totem.cli.serve", "--port", "0"], cwd=root, env=env,
             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)

@@ -35,7 +35,7 @@ def test_config_merges_user_project_and_env_file(
                   "model: b/two\nproviders:\n  b: {kind: openai, base_url: 'http://y/v1', "
                   "key: '${env:B_KEY}'}\ntools:\n  bash: {forbidden: ['rm -rf *']}\n")
     monkeypatch.setenv("TOTEM_CONFIG", str(extra))
-    config = load_config(project)
+    config = load_config(project, trusted=True)
     assert config.model == "b/two" and config.max_steps == 7
     assert set(config.providers) == {"a", "b"}
     assert config.providers["a"].base_url == "http://x/v1"

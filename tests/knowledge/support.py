@@ -3,7 +3,7 @@ runs of the real session service with a scripted model.
 
     STANDIN                       tests/knowledge/forge_standin.py (stdio, Python MCP SDK)
     standin_spec(log, delay=0)    its `mcpServers` entry, logging every call to `log`
-    declare_forge(root, spec)     the project's .totem/mcp.json declaring it as `forge`
+    declare_forge(root, spec)     the project's .totem/mcp.json declaring it as `forge` (trusted)
     Ran = run_session(root, prompts, turns, mode=...)    events, requests, stored messages
     calls(log)                    the stand-in's calls, in order
 """
@@ -41,6 +41,9 @@ def standin_spec(log: Path, *, delay: float = 0.0) -> dict[str, Any]:
 def declare_forge(root: Path, spec: dict[str, Any]) -> None:
     (root / ".totem").mkdir(parents=True, exist_ok=True)
     (root / ".totem" / "mcp.json").write_text(json.dumps({"mcpServers": {"forge": spec}}))
+    from totem.settings.trust import remember
+
+    remember(root)  # the project's own servers count only in a trusted folder
 
 
 def calls(log: Path) -> list[dict[str, Any]]:

@@ -47,7 +47,7 @@ def test_mcp_json_declares_stdio_http_and_sse_servers(tmp_path: Path) -> None:
             }
         },
     )
-    config = load_mcp_config(tmp_path, yaml_sections=[])
+    config = load_mcp_config(tmp_path, yaml_sections=[], trusted=True)
     assert config.problems == []
     files, web, old = config.servers["files"], config.servers["web"], config.servers["old"]
     assert isinstance(files, StdioServer) and files.args == ("-y", "server")
@@ -62,7 +62,7 @@ def test_a_project_server_replaces_one_of_the_same_name_from_the_yaml_config(
 ) -> None:
     write_json(tmp_path, {"mcpServers": {"docs": {"command": "project-docs"}}})
     sections = [("user.yaml", {"docs": {"command": "user-docs"}, "other": {"command": "o"}})]
-    config = load_mcp_config(tmp_path, yaml_sections=sections)
+    config = load_mcp_config(tmp_path, yaml_sections=sections, trusted=True)
     docs = config.servers["docs"]
     assert isinstance(docs, StdioServer) and docs.command == "project-docs"
     assert set(config.servers) == {"docs", "other"}
@@ -94,13 +94,13 @@ def test_bad_entries_are_problems_not_failures(tmp_path: Path) -> None:
             }
         },
     )
-    config = load_mcp_config(tmp_path, yaml_sections=[])
+    config = load_mcp_config(tmp_path, yaml_sections=[], trusted=True)
     assert list(config.servers) == ["good"]
     assert len(config.problems) == 5
     assert any("needs a command (stdio) or a url" in p for p in config.problems)
     assert any("carrier-pigeon" in p for p in config.problems)
     (tmp_path / ".totem" / "mcp.json").write_text("{not json")
-    broken = load_mcp_config(tmp_path, yaml_sections=[])
+    broken = load_mcp_config(tmp_path, yaml_sections=[], trusted=True)
     assert broken.servers == {} and "cannot be read as JSON" in broken.problems[0]
 
 
@@ -138,7 +138,8 @@ def test_reading_the_configuration_does_not_load_the_mcp_sdk(tmp_path: Path) -> 
     write_json(tmp_path, {"mcpServers": {"x": {"command": "x"}}})
     code = (
         "import sys; from pathlib import Path; import totem.mcp; "
-        f"c = totem.mcp.load_mcp_config(Path({str(tmp_path)!r})); assert list(c.servers) == ['x']; "
+        f"c = totem.mcp.load_mcp_config(Path({str(tmp_path)!r}), trusted=True); "
+        "assert list(c.servers) == ['x']; "
         "loaded = [m for m in ('mcp', 'mcp_types', 'pydantic') if m in sys.modules]; "
         "print(loaded); assert loaded == [], loaded"
     )

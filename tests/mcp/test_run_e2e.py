@@ -121,7 +121,8 @@ def test_totem_run_asks_to_start_the_server_and_to_call_its_tool(tmp_path: Path)
     with running_aimock(FIXTURES) as aimock:
         env = environment(tmp_path, aimock.url)
         screen = in_terminal(
-            [sys.executable, "-m", "totem", "run", PROMPT], cwd=root, env=env, answer=b"y\n"
+            [sys.executable, "-m", "totem", "run", "--trust", PROMPT], cwd=root, env=env,
+            answer=b"y\n",
         )
         requests = aimock.journal()
     assert "mcp wants to start the MCP server 'everything' (run: " in screen, screen

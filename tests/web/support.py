@@ -78,6 +78,7 @@ class Served:
     process: subprocess.Popen[str] | None = None
     output: list[str] = field(default_factory=list)
     reader: threading.Thread = field(default_factory=threading.Thread)
+    trusted: bool = True  # the project's own .totem config counts (`totem trust` before)
 
     @property
     def home(self) -> Path:
@@ -88,6 +89,9 @@ class Served:
                    XDG_CONFIG_HOME=str(self.home / "config"),
                    XDG_CACHE_HOME=str(self.home / "cache"), **self.env_extra)
         env.pop("TOTEM_CONFIG", None)
+        if self.trusted:
+            subprocess.run([sys.executable, "-m", "totem", "trust"], cwd=self.root, env=env,
+                           check=True, capture_output=True, timeout=60)
         self.process = subprocess.Popen(
             [sys.executable, "-m", "totem.cli.serve", "--port", "0"], cwd=self.root, env=env,
             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, stdin=subprocess.DEVNULL,

@@ -132,8 +132,11 @@ def _complete_commands(root: Path) -> None:
 
 
 def chat_command(args: argparse.Namespace) -> int:
+    from totem.cli.trust import settle_trust
+
     _complete_commands(Path.cwd())
     try:
+        settle_trust(Path.cwd().resolve(), trust=False, interactive=sys.stdin.isatty())
         return asyncio.run(_chat(args))
     except ConfigError as exc:
         print(f"totem: {exc}", file=sys.stderr)

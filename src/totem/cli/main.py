@@ -29,6 +29,8 @@ def _parser() -> object:
     run.add_argument("--yes", "-y", action="store_true",
                      help="allow every action that no rule denies")
     run.add_argument("--agent", "-a", help="run as this agent (see `totem agents`)")
+    run.add_argument("--trust", action="store_true",
+                     help="trust this folder's own .totem config (remembered; see `totem trust`)")
     group = run.add_mutually_exclusive_group()
     group.add_argument("--continue", "-c", dest="run_continue", action="store_true",
                        help="continue the latest session of this project")
@@ -46,6 +48,9 @@ def _parser() -> object:
     from totem.cli.serve import add_parser as add_serve_parser
 
     add_serve_parser(sub)
+    from totem.cli.trust import add_parser as add_trust_parser
+
+    add_trust_parser(sub)
     return parser
 
 
@@ -76,6 +81,10 @@ def main(argv: list[str] | None = None) -> int:
         from totem.cli.mcp import mcp_command
 
         return mcp_command(args)
+    if args.command == "trust":
+        from totem.cli.trust import trust_command
+
+        return trust_command(args)
     if args.command == "agents":
         from totem.cli.agents import agents_command
 

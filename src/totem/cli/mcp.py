@@ -37,7 +37,13 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
 def mcp_command(args: argparse.Namespace) -> int:
     import asyncio
 
-    return asyncio.run(_mcp(args))
+    from totem.settings.config import ConfigError
+
+    try:
+        return asyncio.run(_mcp(args))
+    except ConfigError as exc:
+        print(f"totem: {exc}", file=sys.stderr)
+        return 2
 
 
 async def _mcp(args: argparse.Namespace) -> int:
@@ -51,6 +57,11 @@ async def _mcp(args: argparse.Namespace) -> int:
 
     root = Path.cwd().resolve()
     config = load_mcp_config(root)
+    ignored = [*config.ignored,
+               *(i for i in load_config(root).ignored if i.startswith("MCP server"))]
+    if ignored:
+        print(f"! This folder is not trusted: ignored {'; '.join(ignored)}. "
+              "Run `totem trust` here to use them.", file=sys.stderr)
     names: list[str] | None = None
     if args.mcp_command == "test":
         if args.name not in config.servers:

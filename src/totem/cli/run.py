@@ -85,7 +85,11 @@ async def _run(args: argparse.Namespace) -> int:
 
 
 def run_command(args: argparse.Namespace) -> int:
+    from totem.cli.trust import settle_trust
+
+    interactive = args.format == "text" and sys.stdin.isatty() and sys.stdout.isatty()
     try:
+        settle_trust(Path.cwd().resolve(), trust=args.trust, interactive=interactive)
         return asyncio.run(_run(args))
     except ConfigError as exc:
         print(f"totem: {exc}", file=sys.stderr)

@@ -88,6 +88,7 @@ ServerConfig: TypeAlias = StdioServer | HttpServer
 class McpConfig:
     servers: dict[str, ServerConfig] = field(default_factory=dict)
     problems: list[str] = field(default_factory=list)  # shown as notices; never fatal
+    ignored: list[str] = field(default_factory=list)  # servers of an untrusted project
 
     @property
     def enabled(self) -> dict[str, ServerConfig]:
@@ -202,12 +203,13 @@ def _add(config: McpConfig, entries: Any, source: str) -> None:
             config.problems.append(f"{source}: {exc}")
 
 
-def _yaml_sections(root: Path) -> list[tuple[str, Any]]:
+def _yaml_sections(root: Path, *, trusted: bool) -> list[tuple[str, Any]]:
     from totem.settings.config import config_files
 
     sections: list[tuple[str, Any]] = []
+    project_file = config_files(root)[1]
     for path in config_files(root):
-        if not path.is_file():
+        if not path.is_file() or (path == project_file and not trusted):
             continue
         try:
             text = path.read_text(encoding="utf-8")
@@ -226,26 +228,51 @@ def _yaml_sections(root: Path) -> list[tuple[str, Any]]:
     return sections
 
 
-def load_mcp_config(root: Path, *, yaml_sections: list[tuple[str, Any]] | None = None) -> McpConfig:
+def load_mcp_config(
+    root: Path,
+    *,
+    yaml_sections: list[tuple[str, Any]] | None = None,
+    trusted: bool | None = None,
+) -> McpConfig:
     """The configured servers: the `mcp:` sections of the YAML config files (in their order),
     then `<root>/.totem/mcp.json`, a later server replacing an earlier one of the same name.
-    `yaml_sections` ((source, section) pairs) is read from the config files when not given."""
+    `yaml_sections` ((source, section) pairs) is read from the config files when not given.
+    The project's own servers count only once its folder is trusted (`trusted` None: look it
+    up); until then they are listed in `ignored`. An unknown key is a ConfigError."""
+    if trusted is None:
+        from totem.settings.trust import is_trusted
+
+        trusted = is_trusted(root)
     config = McpConfig()
-    for source, section in _yaml_sections(root) if yaml_sections is None else yaml_sections:
+    sections = _yaml_sections(root, trusted=trusted) if yaml_sections is None else yaml_sections
+    for source, section in sections:
         _add(config, section, source)
     path = root / ".totem" / "mcp.json"
     if path.is_file():
-        try:
-            data = json.loads(path.read_text(encoding="utf-8"))
-        except (OSError, ValueError) as exc:
-            config.problems.append(f"{path}: cannot be read as JSON: {exc}")
-            return config
-        if not isinstance(data, dict):
-            config.problems.append(f"{path}: expected an object with mcpServers")
-            return config
-        entries = data.get("mcpServers", data.get("servers", {}))
-        _add(config, entries, str(path))
+        entries = _mcp_json(config, path)
+        if entries is not None and trusted:
+            _add(config, entries, str(path))
+        elif isinstance(entries, dict):
+            config.ignored += [f"MCP server '{name}' ({path.name})" for name in entries]
     return config
+
+
+def _mcp_json(config: McpConfig, path: Path) -> Any:
+    """The servers of `.totem/mcp.json`; None (with a problem noted) when it cannot be read."""
+    from totem.settings.config_schema import mcp_json_problems
+
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
+        config.problems.append(f"{path}: cannot be read as JSON: {exc}")
+        return None
+    if not isinstance(data, dict):
+        config.problems.append(f"{path}: expected an object with mcpServers")
+        return None
+    problems = mcp_json_problems(data)
+    if problems:
+        raise ConfigError("\n".join(f"{path}: {problem}" for problem in problems))
+    return data.get("mcpServers", data.get("servers", {}))
 
 
 def resolve_secrets(values: Mapping[str, Secret], *, what: str) -> dict[str, str]:

@@ -46,6 +46,12 @@ def resolve_model(config: Config, spec: str | None) -> tuple[ProviderConfig, str
 
 def make_provider(cfg: ProviderConfig) -> Provider:
     key: str | None = None
+    if cfg.origin == "project" and cfg.key is None:
+        from totem.settings.config_trust import IMPLICIT_KEY_KINDS
+
+        if cfg.kind in IMPLICIT_KEY_KINDS:  # its adapter would fall back to the user's key
+            raise ConfigError(f"provider '{cfg.name}' is defined by the project: it needs a key "
+                              "of its own (key: ${env:VAR}), it never takes yours")
     if cfg.key is not None:
         key = cfg.key.reveal()
         if key is None:

@@ -18,6 +18,7 @@
     GET    /api/settings/providers  POST /api/settings/providers
     DELETE /api/settings/providers/NAME  POST /api/settings/providers/NAME/test
     GET    /api/settings/detect
+    POST   /api/trust                         trust the folder: its own .totem config counts
 """
 
 from __future__ import annotations
@@ -88,6 +89,7 @@ class App:
             ("DELETE", r"/api/settings/providers/([A-Za-z0-9_.\-]+)", self.remove_provider),
             ("POST", r"/api/settings/providers/([A-Za-z0-9_.\-]+)/test", self.test_provider),
             ("GET", r"/api/settings/detect", self.detect),
+            ("POST", r"/api/trust", self.trust),
         ]
         self.routes = [(m, re.compile(p + "$"), f) for m, p, f in table]
 
@@ -198,7 +200,12 @@ class App:
             return _error("a run is in progress in this session", 409)
         model = str(body.get("model") or "") or None
         agent = str(body.get("agent") or "") or None
-        hub.start(text, model=model, agent=agent, generation=self.state.generation)
+        from totem.settings.config import ConfigError
+
+        try:
+            hub.start(text, model=model, agent=agent, generation=self.state.generation)
+        except ConfigError as exc:  # the configuration cannot be read: nothing started
+            return _error(str(exc))
         return json_response({"started": True, "after": hub.run_start}, 202)
 
     async def abort(self, request: Request, session_id: str) -> Response:
@@ -267,8 +274,16 @@ class App:
 
     async def providers(self, request: Request) -> Response:
         from totem.server.settings import providers_view
+        from totem.settings.config import ConfigError
 
-        return json_response(providers_view(self.state.root))
+        try:
+            return json_response(providers_view(self.state.root))
+        except ConfigError as exc:
+            return _error(str(exc))
+
+    async def trust(self, request: Request) -> Response:
+        self.state.trust_folder()
+        return json_response({"ok": True, "trust": self.state.trust()})
 
     async def add_provider(self, request: Request) -> Response:
         return self._settings_result(self.state.add_provider(_body(request)))

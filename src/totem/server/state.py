@@ -41,15 +41,17 @@ class ServerState:
         self.models = ModelCache()
         self._make_service = make_service
         self._config: tuple[int, Config] | None = None
+        self.config_error: str | None = None  # the configuration's error, for the page
 
     # configuration --------------------------------------------------------------------------
 
     def config(self) -> Config:
         if self._config is None or self._config[0] != self.generation:
+            self.config_error = None
             try:
                 config = load_config(self.root)
-            except ConfigError:
-                config = Config()
+            except ConfigError as exc:
+                config, self.config_error = Config(), str(exc)
             self._config = (self.generation, config)
         return self._config[1]
 
@@ -112,7 +114,28 @@ class ServerState:
             "agents": [{"name": a.name, "description": a.description, "source": a.source}
                        for a in agents.values()],
             "problems": problems,
+            "config_error": self.config_error,
+            "trust": self.trust(),
         }
+
+    def trust(self) -> dict[str, Any]:
+        """Whether the project's own config counts, and what it would change if trusted."""
+        from totem.settings.trust import is_trusted
+        from totem.settings.trust_items import trust_items
+
+        trusted = is_trusted(self.root)
+        try:
+            items = [] if trusted else trust_items(self.root)
+        except ConfigError:
+            items = []  # the error itself is in config_error
+        return {"trusted": trusted or not items, "items": items}
+
+    def trust_folder(self) -> None:
+        """The person trusts the folder (the page's button): the next run reads it again."""
+        from totem.settings.trust import remember
+
+        remember(self.root)
+        self.settings_changed()
 
     def session_list(self) -> list[dict[str, Any]]:
         running = {sid for sid, hub in self.hubs.items() if hub.running}

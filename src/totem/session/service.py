@@ -89,13 +89,33 @@ class SessionService:
         self.notices: list[str] = list(self.config.notices)  # said at the next run's start
         self._warned: set[str] = set()
         self._said: set[str] = set()
+        from totem.settings.trust import is_trusted
+
+        self.trusted = is_trusted(self.root)  # the project's own config files count
         self.toolset = Toolset(self.root, self.config, permission=self.permission,
-                               questions=self.questions, given=tools)
+                               questions=self.questions, given=tools, trusted=self.trusted)
+        ignored_servers = self.toolset.mcp_config.ignored if self.toolset.mcp_config else []
+        if self.toolset.mcp_config is not None and not self.toolset.mcp_config.servers \
+                and not self.toolset.mcp_config.problems:
+            self.toolset.mcp_config = None
+        self._trust_notice(ignored_servers)
         self.knowledge = ProjectKnowledge(self.root, self.config.knowledge, store=self.store)
         self._redact = Redactor.from_environment()
         for pconf in self.config.providers.values():
             if pconf.key is not None:
                 self._redact.add(pconf.key.reveal())
+
+    def _trust_notice(self, ignored_servers: list[str]) -> None:
+        """One notice for what the untrusted project's config would change, one for what a
+        project may never change."""
+        from totem.settings.trust_items import agent_settings, refused_notice, untrusted_notice
+
+        ignored = [*self.config.ignored, *ignored_servers]
+        if not self.trusted:
+            ignored += agent_settings(self.root)
+        for text in (untrusted_notice(ignored), refused_notice(self.config.refused)):
+            if text:
+                self.notices.append(text)
 
     async def prepare(self) -> None:
         """With no provider configured, use a model server found on this computer."""
@@ -216,6 +236,9 @@ class SessionService:
         problems: list[str] = []
         found = load_agents(self.root, self.store, problems=problems)
         self.problems.extend(p for p in problems if p not in self.problems)
+        if not self.trusted:  # a project's agent may not pick a model or more steps
+            found = {name: dataclasses.replace(d, model=None, max_steps=None)
+                     if d.source == "file" else d for name, d in found.items()}
         return found
 
     def _subagent_runner(self) -> SubagentRunner:

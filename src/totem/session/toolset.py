@@ -47,6 +47,7 @@ class Toolset:
         permission: PermissionService,
         questions: QuestionService,
         given: list[Tool] | None = None,
+        trusted: bool = True,
     ) -> None:
         self.root = root
         self.config = config
@@ -59,7 +60,7 @@ class Toolset:
         if configured(root):
             from totem.mcp.config import load_mcp_config
 
-            self.mcp_config = load_mcp_config(root)
+            self.mcp_config = load_mcp_config(root, trusted=trusted)
         self.mcp: McpManager | None = None
 
     def base(

@@ -38,9 +38,11 @@ import os
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from totem.policy.permission import Action, Rule
+from totem.settings.config_trust import rule_items
+from totem.settings.errors import ConfigError
 from totem.settings.paths import cache_dir, config_dir
 from totem.tools.base import ToolSettings
 
@@ -48,10 +50,6 @@ __all__ = ["Config", "ConfigError", "KnowledgeSettings", "ProviderConfig", "Secr
 
 _LITERAL_KEY = re.compile(r"""(?:^|[{,])\s*key\s*:\s*(?!["']?\$\{)\S""", re.M)
 _ENV_REF = re.compile(r"\$\{env:([A-Za-z_][A-Za-z0-9_]*)\}")
-
-
-class ConfigError(Exception):
-    pass
 
 
 class Secret:
@@ -114,6 +112,7 @@ class ProviderConfig:
     key: Secret | None = None
     options: dict[str, Any] = field(default_factory=dict)
     models: dict[str, dict[str, Any]] = field(default_factory=dict)
+    origin: Literal["user", "project"] = "user"  # project: defined by a trusted project
 
 
 @dataclass(slots=True)
@@ -137,6 +136,8 @@ class Config:
     detect_ports: dict[str, int] | None = None  # where to look for local servers
     knowledge: KnowledgeSettings = field(default_factory=KnowledgeSettings)
     sources: list[Path] = field(default_factory=list)
+    ignored: list[str] = field(default_factory=list)  # what the untrusted project would change
+    refused: list[str] = field(default_factory=list)  # what a project may never change
     notices: list[str] = field(default_factory=list)  # said once at the start of a run
 
 
@@ -160,6 +161,11 @@ def _read_yaml(path: Path) -> dict[str, Any]:
                 cached.chmod(0o600)
     if not isinstance(data, dict):
         raise ConfigError(f"{path}: the top level must be a mapping of settings")
+    from totem.settings.config_schema import config_problems
+
+    problems = config_problems(data)
+    if problems:
+        raise ConfigError("\n".join(f"{path}: {problem}" for problem in problems))
     return data
 
 
@@ -176,25 +182,12 @@ def _merge(base: dict[str, Any], over: dict[str, Any]) -> dict[str, Any]:
     out = dict(base)
     for key, value in over.items():
         if key == "permission":
-            out[key] = [*base.get(key, []), *_rule_items(value)]
+            out[key] = [*base.get(key, []), *rule_items(value)]
         elif isinstance(value, dict) and isinstance(out.get(key), dict):
             out[key] = _merge(out[key], value)
         else:
             out[key] = value
     return out
-
-
-def _rule_items(value: Any) -> list[dict[str, Any]]:
-    if isinstance(value, list):
-        return [dict(v) for v in value]
-    if isinstance(value, dict):
-        items: list[dict[str, Any]] = []
-        for permission, spec in value.items():
-            patterns = spec if isinstance(spec, dict) else {"*": spec}
-            for pattern, action in patterns.items():
-                items.append({"permission": permission, "pattern": pattern, "action": action})
-        return items
-    raise ConfigError("permission: expected a list of rules or a mapping")
 
 
 def _rules(items: list[dict[str, Any]]) -> list[Rule]:
@@ -289,24 +282,71 @@ def config_files(project: Path) -> list[Path]:
     return files
 
 
-def load_config(project: Path) -> Config:
-    merged: dict[str, Any] = {}
-    sources: list[Path] = []
-    for path in config_files(project):
-        if path.is_file():
-            merged = _merge(merged, _read_yaml(path))
-            sources.append(path)
+@dataclass(slots=True)
+class _Layers:
+    """The merged settings, and what the project's file may not change."""
+
+    merged: dict[str, Any]
+    sources: list[Path]
+    ignored: list[str] = field(default_factory=list)
+    refused: list[str] = field(default_factory=list)
+    project_providers: set[str] = field(default_factory=set)
+
+
+def _layers(project: Path, trusted: bool | None) -> _Layers:
+    from totem.settings.config_trust import guard_user_providers, restrict_untrusted
+
+    user_file, project_file, *extra = config_files(project)
+    read = {p: _read_yaml(p) for p in (user_file, project_file, *extra) if p.is_file()}
+    user: dict[str, Any] = {}
+    for path in (user_file, *extra):
+        user = _merge(user, read.get(path, {}))
+    layers = _Layers({}, list(read))
+    ours = read.get(project_file, {})
+    if ours and not (trusted if trusted is not None else _trusted(project)):
+        ours, layers.ignored = restrict_untrusted(ours, user)
+    try:
+        ours, layers.refused = guard_user_providers(ours, user)
+    except ConfigError as exc:
+        raise ConfigError(f"{project_file}: {exc}") from None
+    mine = user.get("providers") or {}
+    layers.project_providers = {n for n in ours.get("providers") or {} if n not in mine}
+    merged = _merge(_merge({}, read.get(user_file, {})), ours)
+    for path in extra:
+        merged = _merge(merged, read.get(path, {}))
+    layers.merged = merged
+    return layers
+
+
+def _trusted(project: Path) -> bool:
+    from totem.settings.trust import is_trusted
+
+    return is_trusted(project)
+
+
+def load_config(project: Path, *, trusted: bool | None = None) -> Config:
+    """The settings for `project`. Its own config file counts only as far as trust allows:
+    `trusted` None looks the folder up in the trust store (totem.settings.trust)."""
+    layers = _layers(project, trusted)
+    merged = layers.merged
     providers = {n: _provider(n, s) for n, s in (merged.get("providers") or {}).items()}
+    for name in layers.project_providers & set(providers):
+        providers[name].origin = "project"
+    max_steps = merged.get("maxsteps", 50)
+    if max_steps < 1:
+        raise ConfigError(f"maxsteps: expected a whole number of at least 1, not {max_steps}")
     notices: list[str] = []
     knowledge = _knowledge(_knowledge_section(merged, notices))
     return Config(
         model=merged.get("model"),
         providers=providers,
         rules=_rules(merged.get("permission", [])),
-        max_steps=int(merged.get("maxsteps", 50)),
+        max_steps=int(max_steps),
         tools=_tool_settings(merged.get("tools") or {}),
         detect_ports=_ports((merged.get("detect") or {}).get("ports")),
         knowledge=knowledge,
-        sources=sources,
+        sources=layers.sources,
+        ignored=layers.ignored,
+        refused=layers.refused,
         notices=notices,
     )

@@ -204,6 +204,31 @@ class App {
       ...this.info.agents.map((a) => h("option", { value: a.name, text: a.name, title: a.description })));
     picker.value = this.info.agents.some((a) => a.name === chosen) ? chosen : "";
     if (this.info.problems.length) this.banner(this.info.problems.join(" "));
+    if (this.info.config_error) this.banner(`Configuration error: ${this.info.config_error}`);
+    this.showTrust(this.info.trust);
+  }
+
+  // A folder whose own .totem config would change what totem does: say what, and offer trust.
+  showTrust(trust) {
+    const el = $("trust");
+    el.hidden = !trust || trust.trusted;
+    if (el.hidden) return el.replaceChildren();
+    const button = h("button", { id: "trust-folder", type: "button", class: "primary", text: "Trust this folder",
+      onclick: async () => {
+        button.disabled = true;
+        try {
+          const result = await api("/api/trust", { method: "POST" });
+          this.showTrust(result.trust);
+          await this.refreshInfo();
+          await this.refreshModels(true);
+        } catch (err) { button.disabled = false; this.banner(err.message); }
+      } });
+    el.replaceChildren(
+      h("strong", { text: "This folder's .totem config would change what totem does:" }),
+      h("ul", {}, ...trust.items.map((item) => h("li", { text: item }))),
+      h("p", { text: "Until you trust this folder these are ignored (its deny and ask rules still apply). " +
+        "Trust is remembered until these files change." }),
+      button);
   }
 
   useCommand(name) {
