@@ -17,6 +17,7 @@ from typing import Any
 import pytest
 
 from totem.providers.fake_server import FakeOpenAIServer
+from totem.store.sqlite import SqliteStore
 
 PASTE_START, PASTE_END = b"\x1b[200~", b"\x1b[201~"
 PASTE_ON, PASTE_OFF = b"\x1b[?2004h", b"\x1b[?2004l"
@@ -197,3 +198,27 @@ def test_keys_typed_before_the_question_do_not_answer_it(chat: Any) -> None:
     terminal.expect("Stopped there.")
     assert terminal.leave() == 0
     assert not (chat.root / "ran.txt").exists()
+
+
+def test_always_stores_exactly_what_the_question_shows(chat: Any) -> None:
+    turns = [{"tool": "bash", "args": {"command": "ls | wc -l && rm -f p2.txt"}},
+             {"text": "Removed."},
+             {"tool": "bash", "args": {"command": "rm -f other.txt"}}, {"text": "Kept."}]
+    terminal, _ = chat(turns)
+    root: Path = chat.root
+    (root / "p2.txt").write_text("x")
+    (root / "other.txt").write_text("y")
+    terminal.send(b"clean up\r")
+    terminal.expect(QUESTION)
+    assert "always allows, in this project: ls *, wc *, rm -f p2.txt" in terminal.screen
+    terminal.send(b"a\r")
+    terminal.expect("Removed.")
+    terminal.send(b"and the other one\r")
+    terminal.expect(QUESTION, 2)  # the rule for `rm -f p2.txt` does not cover it
+    terminal.send(b"n\r")
+    terminal.expect("Kept.")
+    assert terminal.leave() == 0
+    assert not (root / "p2.txt").exists() and (root / "other.txt").exists()
+    store = SqliteStore(root.parent / "data" / "totem" / "totem.db")
+    stored = {rule.pattern for rule in store.remembered_rules(str(root.resolve()))}
+    assert stored == {"ls *", "wc *", "rm -f p2.txt"}
