@@ -3,6 +3,7 @@ one message, and a permission question is answered only by keys typed after it a
 
 from __future__ import annotations
 
+import contextlib
 import os
 import pty
 import re
@@ -80,9 +81,7 @@ class Terminal:
             self._read(0.1)
         if self.process.poll() is None:
             self.process.kill()
-        code = self.process.wait(timeout=10)
-        os.close(self.master)
-        return code
+        return self.process.wait(timeout=10)
 
 
 @pytest.fixture
@@ -125,6 +124,8 @@ def chat(tmp_path: Path) -> Iterator[Any]:
             if terminal.process.poll() is None:
                 terminal.process.kill()
                 terminal.process.wait(timeout=10)
+            with contextlib.suppress(OSError):
+                os.close(terminal.master)
         for context in contexts:
             context.__exit__(None, None, None)
 
@@ -222,3 +223,30 @@ def test_always_stores_exactly_what_the_question_shows(chat: Any) -> None:
     store = SqliteStore(root.parent / "data" / "totem" / "totem.db")
     stored = {rule.pattern for rule in store.remembered_rules(str(root.resolve()))}
     assert stored == {"ls *", "wc *", "rm -f p2.txt"}
+
+
+SLEEP_RULE = "permission:\n  - {permission: bash, pattern: 'sleep *', action: allow}\n"
+
+
+def test_a_paste_made_while_the_agent_works_is_one_message(chat: Any) -> None:
+    turns = [{"tool": "bash", "args": {"command": "sleep 2"}}, {"text": "Slept."},
+             {"text": "One message."}]
+    terminal, server = chat(turns, SLEEP_RULE)
+    terminal.send(b"sleep\r")
+    terminal.expect("● bash sleep 2")
+    terminal.paste(b"alpha\rbeta\rgamma")
+    terminal.send(b"\r")
+    terminal.expect("One message.")
+    assert terminal.leave() == 0
+    assert [c["messages"][-1]["content"] for c in chats(server)][-1] == "alpha\nbeta\ngamma"
+    assert len(chats(server)) == 3
+
+
+def test_ctrl_d_typed_while_the_agent_works_leaves_after_the_answer(chat: Any) -> None:
+    terminal, _ = chat([{"tool": "bash", "args": {"command": "sleep 2"}}, {"text": "Slept."}],
+                       SLEEP_RULE)
+    terminal.send(b"sleep\r")
+    terminal.expect("● bash sleep 2")
+    terminal.send(b"\x04")
+    terminal.expect("Slept.")
+    assert terminal.process.wait(timeout=30) == 0

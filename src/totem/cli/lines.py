@@ -18,6 +18,7 @@ from __future__ import annotations
 import asyncio
 import os
 import queue
+import select
 import sys
 import threading
 
@@ -50,12 +51,32 @@ def _gnu_readline() -> bool:
     return True
 
 
+def _open_paste(text: str) -> bool:
+    return PASTE_START in text and PASTE_END not in text.split(PASTE_START, 1)[1]
+
+
 def _unbracket(first: str) -> str:
     """A line read without readline: a paste that spans lines is joined back into one."""
     line = first
-    while PASTE_START in line and PASTE_END not in line.split(PASTE_START, 1)[1]:
+    while _open_paste(line):
         line += "\n" + input()
     return line.replace(PASTE_START, "").replace(PASTE_END, "")
+
+
+def _typed_ahead() -> tuple[bool, str | None]:
+    """A line typed while nothing was reading, as the terminal's own editing made it (None
+    for Ctrl-D); (False, None) when nothing complete is waiting. Readline would lose a Ctrl-D
+    typed ahead, so what waits is read with the terminal still in line mode."""
+    fd = sys.stdin.fileno()
+    if not select.select([fd], [], [], 0)[0]:
+        return False, None
+    data = os.read(fd, 65536)
+    if not data:
+        return True, None
+    text = data.decode(errors="replace")
+    while _open_paste(text) and (more := os.read(fd, 65536)):
+        text += more.decode(errors="replace")
+    return True, text.rstrip("\n").replace(PASTE_START, "").replace(PASTE_END, "")
 
 
 class LineReader:
@@ -90,18 +111,24 @@ class LineReader:
     def _pump(self) -> None:
         while True:
             number, prompt = self._requests.get()
-            line: str | None
-            try:
-                line = _unbracket(input(prompt))
-            except EOFError:
-                line = None
-            except Exception:  # a closed or broken terminal: same as end of input
-                line = None
+            line = self._read_line(prompt)
             if self._paste:
                 self._terminal(PASTE_ON)  # readline turns it off after each line
             self._loop.call_soon_threadsafe(self._deliver, number, line)
             if line is None:
                 return
+
+    def _read_line(self, prompt: str) -> str | None:
+        try:
+            found, line = _typed_ahead() if self._tty else (False, None)
+            if found:
+                print(prompt + (line or ""), flush=True)
+                return line
+            return _unbracket(input(prompt))
+        except EOFError:
+            return None
+        except Exception:  # a closed or broken terminal: same as end of input
+            return None
 
     def _deliver(self, number: int, line: str | None) -> None:
         self._reading = False
