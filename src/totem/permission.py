@@ -144,7 +144,7 @@ class PermissionService:
                 permission=permission,
                 patterns=patterns,
                 title=title,
-                always=list(always or patterns),
+                always=list(patterns if always is None else always),
             )
         )
         try:
@@ -155,7 +155,7 @@ class PermissionService:
             feedback = f" The user said: {reply.message}" if reply.message else ""
             raise PermissionDenied(f"The user rejected {tool} ({title}).{feedback}", by_user=True)
         if reply.kind == "always":
-            for pattern in always or patterns:
+            for pattern in patterns if always is None else always:
                 rule = Rule(permission, pattern, "allow")
                 self._remembered.append(rule)
                 if self.memory:

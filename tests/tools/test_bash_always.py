@@ -125,3 +125,38 @@ def test_the_rule_for_a_command(command: str, rule: str) -> None:
 def test_the_rule_does_not_allow_a_different_command(asked: str, other: str) -> None:
     allow = [Rule("bash", rule, "allow") for rule in always_rules([asked])]
     assert evaluate(allow, "bash", other) == "ask"
+
+
+def test_a_command_run_by_xargs_is_not_remembered(
+    project: Path, make_ctx: MakeContext, call: Call
+) -> None:
+    (project / "old.tmp").write_text("x")
+    (project / "keep.txt").write_text("y")
+    person = Person(["always", "reject"])
+    ctx = make_ctx()
+    ctx.permission = person.service = PermissionService(
+        rules=[], mode="interactive", project=str(project), emit=person.answer
+    )
+    call(Bash(), ctx, command="ls *.tmp | xargs rm -f")
+    assert person.asked[0].patterns == ["ls *.tmp", "rm -f"]
+    assert person.asked[0].always == ["ls *"]
+    assert not (project / "old.tmp").exists()
+    with pytest.raises(PermissionDenied):
+        call(Bash(), ctx, command="ls *.txt | xargs rm -f")
+    assert person.asked[1].patterns == ["ls *.txt", "rm -f"]
+    assert (project / "keep.txt").exists()
+
+
+def test_when_nothing_can_be_remembered_the_question_says_so(
+    project: Path, make_ctx: MakeContext, call: Call
+) -> None:
+    person = Person(["always"])
+    ctx = make_ctx()
+    ctx.permission = person.service = PermissionService(
+        rules=[], mode="interactive", project=str(project), emit=person.answer
+    )
+    (project / "list.txt").write_text("made.txt\n")
+    call(Bash(), ctx, command="xargs -a list.txt touch")
+    assert person.asked[0].patterns == ["touch"] and person.asked[0].always == []
+    assert (project / "made.txt").exists()
+    assert ctx.permission.action_for("bash", "touch") == "ask"

@@ -145,8 +145,8 @@ async def ask_permission(event: PermissionAsked, reader: LineReader) -> Reply:
     print(f"\n? {event.tool} wants to {event.title}")
     for pattern in event.patterns[:10]:
         print(f"    {pattern}")
-    if event.always:
-        print("  always allows, in this project: " + ", ".join(event.always))
+    stored = ", ".join(event.always) or "nothing (this will ask again)"
+    print(f"  always allows, in this project: {stored}")
     while True:
         try:
             answer = await reader.read(PERMISSION_CHOICES, fresh=True)

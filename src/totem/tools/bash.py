@@ -113,7 +113,7 @@ async def ask_to_run(line: str, ctx: ToolContext, *, title: str = "") -> None:
             await ctx.ask("edit", [path], title=f"write {path}")
     asked = any(ctx.permission.action_for("bash", c) != "allow" for c in commands)
     short = line if len(line) <= 200 else line[:200] + "..."
-    await ctx.ask("bash", commands, title=title + short, always=always_rules(commands))
+    await ctx.ask("bash", commands, title=title + short, always=always_rules(commands, line=line))
     if not asked:  # the person did not see the line: its writes are edits to ask about
         for path in inside:
             await ctx.ask("edit", [path], title=f"write {path}")

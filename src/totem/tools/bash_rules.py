@@ -5,7 +5,8 @@ A command that only looks or builds is remembered with its subcommand: `git stat
 permissions, downloads, or runs code given to it (`rm`, `mv`, `chmod`, `curl`, `python`,
 `bash`, `xargs`, `find -delete`, `git push`, `npm install`...) is remembered as exactly that
 command, and so is a program run by its path (`./build.sh`): "always" then allows only what
-was shown, never the next, different deletion.
+was shown, never the next, different deletion. A command that `xargs` runs is not
+remembered at all: what it acts on comes from its input.
 """
 
 from __future__ import annotations
@@ -13,7 +14,9 @@ from __future__ import annotations
 import os
 import re
 
-__all__ = ["always_rules", "exact_pattern"]
+from totem.tools.shell import _MAX_DEPTH, _scan, _unwrap
+
+__all__ = ["always_rules", "exact_pattern", "run_by_xargs"]
 
 # Commands that delete, move or overwrite files, change permissions or the system, reach the
 # network, or run code they are given.
@@ -72,24 +75,48 @@ def _narrow(words: list[str]) -> str | None:
     if head == "find":
         return None if _FIND_ACTIONS & set(words) else "find *"
     if head not in _WITH_SUBCOMMAND:
-        return f"{head} *"
+        return f"{exact_pattern(head)} *"
     if len(words) < 2 or words[1].startswith("-"):
         return None  # options before the subcommand (`git -c ...`) can change what runs
     sub = words[1]
     if sub in _RISKY_SUBCOMMANDS.get(head, frozenset()):
         return None
     if head in _SCRIPT_RUNNERS and sub == "run" and len(words) > 2:
-        return f"{head} run {words[2]} *" if not words[2].startswith("-") else None
+        script = words[2]
+        return None if script.startswith("-") else f"{head} run {exact_pattern(script)} *"
     if sub in _RISKY_ANY:
         return None
-    return f"{head} {sub} *"
+    return f"{head} {exact_pattern(sub)} *"
 
 
-def always_rules(commands: list[str]) -> list[str]:
+def run_by_xargs(line: str, depth: int = 0) -> set[str]:
+    """The commands of a line that `xargs` runs (as `split_commands` gives them): their
+    arguments come from their input, so no rule can say what they will do."""
+    if depth > _MAX_DEPTH:
+        return set()
+    scan = _scan(line)
+    found: set[str] = set()
+    for words in scan.commands:
+        inner, scripts = _unwrap(words)
+        wrappers = words[: len(words) - len(inner)] if inner else []
+        if any(os.path.basename(word) == "xargs" for word in wrappers):
+            found.add(" ".join(inner))
+        for script in scripts:
+            found |= run_by_xargs(script, depth + 1)
+    for script in scan.nested:
+        found |= run_by_xargs(script, depth + 1)
+    return found
+
+
+def always_rules(commands: list[str], *, line: str = "") -> list[str]:
     """The bash patterns an "always" reply stores for these commands (as `split_commands`
-    gives them), each once, in order."""
+    gives them from `line`), each once, in order. A command run by `xargs` gets none: it is
+    asked about each time."""
+    fed = run_by_xargs(line) if "xargs" in line else set()
     rules: list[str] = []
     for command in commands:
+        if command in fed:
+            continue
         words = command.split(" ")
         rule = _narrow(words) or exact_pattern(command)
         if rule not in rules:
