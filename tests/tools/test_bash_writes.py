@@ -17,6 +17,7 @@ from totem.events import Event, PermissionAsked
 from totem.permission import PermissionDenied, PermissionService, Reply, Rule
 from totem.tools.base import ToolContext
 from totem.tools.bash import Bash
+from totem.tools.process import ProcessTool
 from totem.tools.shell_writes import WriteTarget, write_targets
 
 README = Path(__file__).resolve().parents[2] / "README.md"
@@ -218,3 +219,12 @@ def test_an_unknowable_target_is_treated_as_outside(
 ) -> None:
     with pytest.raises(PermissionDenied, match="external_directory"):
         call(Bash(), headless(make_ctx, repo), command="git status > $OUT")
+
+
+def test_a_background_process_is_checked_the_same_way(
+    repo: Path, make_ctx: MakeContext, call: Call
+) -> None:
+    with pytest.raises(PermissionDenied, match="external_directory"):
+        call(ProcessTool(), headless(make_ctx, repo), action="start",
+             command="git status | tee -a ../outside.txt")
+    assert not (repo.parent / "outside.txt").exists()
