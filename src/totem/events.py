@@ -87,6 +87,7 @@ class PermissionAsked:
     permission: str
     patterns: list[str]
     title: str
+    always: list[str] = field(default_factory=list)  # the rules an "always" reply would store
     type: Literal["permission"] = "permission"
 
 

@@ -75,7 +75,7 @@ def test_asks_for_each_command(project: Path, make_ctx: MakeContext, call: Call)
     assert (project / "ok.txt").exists() and not (project / "no.txt").exists()
 
 
-def test_always_remembers_the_first_word_of_each_command(
+def test_always_remembers_each_command_with_its_subcommand(
     project: Path, make_ctx: MakeContext, call: Call
 ) -> None:
     ctx = make_ctx()
@@ -89,7 +89,9 @@ def test_always_remembers_the_first_word_of_each_command(
     ctx.permission = PermissionService(rules=[], mode="interactive", project="p", emit=answer)
     call(Bash(), ctx, command="git status && ls -la | wc -l")
     assert asked[0].patterns == ["git status", "ls -la", "wc -l"]
-    assert ctx.permission.action_for("bash", "git log --oneline") == "allow"
+    assert asked[0].always == ["git status *", "ls *", "wc *"]
+    assert ctx.permission.action_for("bash", "git status --short") == "allow"
+    assert ctx.permission.action_for("bash", "git log --oneline") == "ask"
     assert ctx.permission.action_for("bash", "rm x") == "ask"
 
 

@@ -13,6 +13,7 @@ import pytest
 
 from tests.support.aimock import running_aimock
 from tests.web.support import Served, browser, no_process, openai_config, project, scripted
+from totem.store.sqlite import SqliteStore
 from totem.testing.fake_server import FakeOpenAIServer
 
 pytestmark = pytest.mark.web
@@ -167,6 +168,30 @@ def test_a_permission_question_is_answered_in_the_page_and_the_tool_runs(
         assert "wrote" in page.inner_text(".tool.completed pre.output")
         shows(page, "Wrote the proof.")
         assert (root / "proof.txt").read_text().strip() == "PERMITTED"
+
+
+def test_the_permission_card_shows_what_always_stores_and_always_stores_it(
+    tmp_path: Path, open_page: Any
+) -> None:
+    line = "ls | wc -l && rm -f p2.txt"
+    turns = [{"tool": "bash", "args": {"command": line}}, {"text": "Removed."},
+             {"tool": "bash", "args": {"command": "rm -f other.txt"}}, {"text": "Asked."}]
+    root = project(tmp_path, scripted(tmp_path, turns), files={"p2.txt": "x", "other.txt": "y"})
+    with Served(root) as server:
+        page = open_page(server)
+        send(page, "clean up")
+        card = page.wait_for_selector(".ask")
+        assert "Always allows, in this project: ls *, wc *, rm -f p2.txt" in card.inner_text()
+        page.click(".ask button >> text=Always allow")
+        shows(page, "Removed.")
+        assert not (root / "p2.txt").exists()
+        send(page, "and the other one")
+        page.wait_for_selector(".ask:not(.done)")
+        assert "rm -f other.txt" in page.inner_text(".ask:not(.done)")
+    assert (root / "other.txt").exists()
+    store = SqliteStore(tmp_path / "data" / "totem" / "totem.db")
+    stored = {rule.pattern for rule in store.remembered_rules(str(root.resolve()))}
+    assert stored == {"ls *", "wc *", "rm -f p2.txt"}
 
 
 def test_a_question_of_the_agent_is_answered_with_an_option(

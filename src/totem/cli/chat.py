@@ -52,7 +52,7 @@ async def _chat(args: argparse.Namespace) -> int:
     print(f"totem {__version__} · {label} · {service.root}\n{HELP}")
     loop = asyncio.get_running_loop()
     renderer = TextRenderer()
-    reader = LineReader()
+    reader = LineReader(bracketed_paste=True)
     current: list[AbortSignal] = []
 
     def on_sigint() -> None:
@@ -105,6 +105,7 @@ async def _chat(args: argparse.Namespace) -> int:
             finally:
                 current.clear()
     finally:
+        reader.close()
         loop.remove_signal_handler(signal.SIGINT)
         await service.aclose()
 

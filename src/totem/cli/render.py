@@ -128,7 +128,7 @@ async def ask_question(event: QuestionAsked, reader: LineReader) -> str | None:
         print(f"    {number}. {option}")
     while True:
         try:
-            answer = (await reader.read("  answer > ")).strip()
+            answer = (await reader.read("  answer > ", fresh=True)).strip()
         except EOFError:
             return None
         if answer.isdigit() and 1 <= int(answer) <= len(event.options):
@@ -138,17 +138,22 @@ async def ask_question(event: QuestionAsked, reader: LineReader) -> str | None:
 
 
 async def ask_permission(event: PermissionAsked, reader: LineReader) -> Reply:
-    """Ask in the terminal: once / always / reject / reject with a message for the model."""
+    """Ask in the terminal: once / always / reject / reject with a message for the model.
+
+    Only a line typed after the question appears answers it, and a blank line asks again.
+    """
     print(f"\n? {event.tool} wants to {event.title}")
     for pattern in event.patterns[:10]:
         print(f"    {pattern}")
+    stored = ", ".join(event.always) or "nothing (this will ask again)"
+    print(f"  always allows, in this project: {stored}")
     while True:
         try:
-            answer = await reader.read(PERMISSION_CHOICES)
+            answer = await reader.read(PERMISSION_CHOICES, fresh=True)
         except EOFError:
             return Reply("reject")
         answer = answer.strip().lower()
-        if answer in ("y", "yes", "o", "once", ""):
+        if answer in ("y", "yes", "o", "once"):
             return Reply("once")
         if answer in ("a", "always"):
             return Reply("always")

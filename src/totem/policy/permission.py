@@ -27,6 +27,7 @@ __all__ = [
     "Reply",
     "Rule",
     "evaluate",
+    "matches",
 ]
 
 Action: TypeAlias = Literal["allow", "ask", "deny"]
@@ -71,13 +72,18 @@ class RuleMemory(Protocol):
     def remember_rule(self, project: str, rule: Rule) -> None: ...
 
 
+def matches(pattern: str, rule_pattern: str) -> bool:
+    """fnmatch, and `git status *` also matches a bare `git status`."""
+    if fnmatch.fnmatchcase(pattern, rule_pattern):
+        return True
+    return rule_pattern.endswith(" *") and pattern == rule_pattern[:-2]
+
+
 def evaluate(rules: Iterable[Rule], permission: str, pattern: str) -> Action:
     """The action of the last rule that matches both the permission and the pattern."""
     action: Action = "ask"
     for rule in rules:
-        if fnmatch.fnmatchcase(permission, rule.permission) and fnmatch.fnmatchcase(
-            pattern, rule.pattern
-        ):
+        if fnmatch.fnmatchcase(permission, rule.permission) and matches(pattern, rule.pattern):
             action = rule.action
     return action
 
@@ -141,6 +147,7 @@ class PermissionService:
                 permission=permission,
                 patterns=patterns,
                 title=title,
+                always=list(patterns if always is None else always),
             )
         )
         try:
@@ -151,7 +158,7 @@ class PermissionService:
             feedback = f" The user said: {reply.message}" if reply.message else ""
             raise PermissionDenied(f"The user rejected {tool} ({title}).{feedback}", by_user=True)
         if reply.kind == "always":
-            for pattern in always or patterns:
+            for pattern in patterns if always is None else always:
                 rule = Rule(permission, pattern, "allow")
                 self._remembered.append(rule)
                 if self.memory:

@@ -38,16 +38,17 @@ class _Scan:
     words: list[str] = field(default_factory=list)
     word: str = ""
     in_word: bool = False
-    heredocs: list[tuple[str, bool]] = field(default_factory=list)
+    heredocs: list[tuple[str, bool, bool]] = field(default_factory=list)  # strip tabs? expand?
     heredoc_next: bool | None = None  # the next word is a heredoc delimiter (strip tabs?)
+    quoted: bool = False  # the word being read has quotes or a backslash in it
 
     def end_word(self) -> None:
         if self.in_word:
             if self.heredoc_next is not None:
-                self.heredocs.append((self.word, self.heredoc_next))
+                self.heredocs.append((self.word, self.heredoc_next, not self.quoted))
                 self.heredoc_next = None
             self.words.append(self.word)
-        self.word, self.in_word = "", False
+        self.word, self.in_word, self.quoted = "", False, False
 
     def end_command(self) -> None:
         self.end_word()
@@ -114,12 +115,30 @@ def _backtick_end(text: str, start: int) -> int:
     return len(text)
 
 
+def substitutions(text: str) -> list[str]:
+    """The scripts of the `$( )` and backticks in text that bash expands (a heredoc's body,
+    a `${ }` or `$(( ))`): they run as commands of their own."""
+    inner = _Scan(text)
+    while inner.pos < len(text):
+        c = text[inner.pos]
+        if c == "\\":
+            inner.pos += 2
+        elif c == "$":
+            _dollar(inner)
+        elif c == "`":
+            _backtick(inner)
+        else:
+            inner.pos += 1
+    return inner.nested
+
+
 def _dollar(scan: _Scan) -> None:
     """`$(...)`, `$((...))`, `${...}` or a plain `$` at scan.pos."""
     text, i = scan.text, scan.pos
     if text.startswith("$((", i):
         end = _matching(text, i + 3, "(", ")")
         end = min(len(text), end + 1) if text.startswith(")", end) else end
+        scan.nested.extend(substitutions(text[i + 3 : end]))
         scan.add(text[i:end])
     elif text.startswith("$(", i):
         end = _matching(text, i + 2, "(", ")")
@@ -127,6 +146,7 @@ def _dollar(scan: _Scan) -> None:
         scan.add(text[i:end])
     elif text.startswith("${", i):
         end = _matching(text, i + 2, "{", "}")
+        scan.nested.extend(substitutions(text[i + 2 : end - 1]))
         scan.add(text[i:end])
     else:
         end = i + 1
@@ -144,7 +164,7 @@ def _backtick(scan: _Scan) -> None:
 def _double_quotes(scan: _Scan) -> None:
     text = scan.text
     scan.pos += 1
-    scan.in_word = True
+    scan.in_word = scan.quoted = True
     while scan.pos < len(text):
         c = text[scan.pos]
         if c == '"':
@@ -190,16 +210,22 @@ def _redirection(scan: _Scan) -> None:
 
 
 def _skip_heredocs(scan: _Scan) -> None:
-    """After a newline: skip the bodies of the heredocs opened on the line just ended."""
+    """After a newline: skip the bodies of the heredocs opened on the line just ended, keeping
+    the substitutions of those whose delimiter is not quoted (bash runs them)."""
     text = scan.text
-    for delimiter, strip_tabs in scan.heredocs:
+    for delimiter, strip_tabs, expands in scan.heredocs:
+        start = body_end = scan.pos
         while scan.pos < len(text):
+            line_start = scan.pos
             end = text.find("\n", scan.pos)
             end = len(text) if end < 0 else end
             line = text[scan.pos : end]
-            scan.pos = end + 1
+            scan.pos = body_end = end + 1
             if (line.lstrip("\t") if strip_tabs else line) == delimiter:
+                body_end = line_start
                 break
+        if expands:
+            scan.nested.extend(substitutions(text[start:body_end]))
     scan.heredocs = []
 
 
@@ -221,11 +247,13 @@ def _scan(text: str) -> _Scan:
         elif c == "\\":
             if text[scan.pos + 1 : scan.pos + 2] != "\n":
                 scan.add(text[scan.pos + 1 : scan.pos + 2])
+                scan.quoted = True
             scan.pos += 2
         elif c == "'":
             end = text.find("'", scan.pos + 1)
             end = len(text) if end < 0 else end
             scan.add(text[scan.pos + 1 : end])
+            scan.quoted = True
             scan.pos = end + 1
         elif c == '"':
             _double_quotes(scan)

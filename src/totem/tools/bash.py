@@ -18,7 +18,9 @@ from typing import ClassVar
 from pydantic import BaseModel, Field
 
 from totem.abort import Aborted
+from totem.policy.bash_rules import always_rules
 from totem.policy.shell_parse import forbidden, split_commands
+from totem.policy.shell_writes import locate, write_targets
 from totem.tools.base import ToolContext, ToolError, ToolResult
 
 __all__ = ["Bash", "BashInput"]
@@ -98,15 +100,40 @@ class Bash:
 
 
 async def ask_to_run(line: str, ctx: ToolContext, *, title: str = "") -> None:
-    """Refuse a forbidden command before anything else; then ask `bash` for each command of
-    the line (what "always" remembers: each command's first word)."""
+    """Refuse a forbidden command before anything else; then check the files the line writes
+    (redirects, `tee`) and ask `bash` for each command of the line (what "always" remembers is
+    in `bash_rules`)."""
     commands = split_commands(line) or [line]
     refusal = forbidden(commands, ctx.settings.forbidden_commands)
     if refusal is not None:
         raise ToolError(refusal)
-    always = list(dict.fromkeys(command.split(" ")[0] + " *" for command in commands))
+    inside = await _ask_to_write_outside(line, ctx)
+    for path in inside:  # an `edit` deny rule holds for a redirect too
+        if ctx.permission.action_for("edit", path) == "deny":
+            await ctx.ask("edit", [path], title=f"write {path}")
+    asked = any(ctx.permission.action_for("bash", c) != "allow" for c in commands)
     short = line if len(line) <= 200 else line[:200] + "..."
-    await ctx.ask("bash", commands, title=title + short, always=always)
+    await ctx.ask("bash", commands, title=title + short, always=always_rules(commands, line=line))
+    if not asked:  # the person did not see the line: its writes are edits to ask about
+        for path in inside:
+            await ctx.ask("edit", [path], title=f"write {path}")
+
+
+async def _ask_to_write_outside(line: str, ctx: ToolContext) -> list[str]:
+    """Ask for each file the line writes outside the project (or where bash alone can know);
+    the paths it writes inside, relative to the root."""
+    root = Path(os.path.realpath(ctx.root))
+    inside: list[str] = []
+    for target in write_targets(line):
+        place, path = locate(target, root)
+        if place == "inside":
+            inside.append(path)
+        elif place == "outside":
+            await ctx.ask("external_directory", [path], title=f"write {path}, outside the project")
+        elif place == "unknown":
+            where = f"write to {path}, a path known only when the command runs"
+            await ctx.ask("external_directory", [path], title=where)
+    return inside
 
 
 async def spawn_shell(line: str, *, cwd: Path, shell: str) -> asyncio.subprocess.Process:

@@ -184,6 +184,10 @@ export class Turn {
       card.append(h("div", { class: "q" }, "Allow ", h("code", { text: ev.tool }), ` to ${ev.title}?`));
       const shown = (ev.patterns || []).filter((p) => p !== ev.title).slice(0, 10);
       if (shown.length) card.append(h("div", { class: "patterns", text: shown.join("\n") }));
+      if (ev.always) {
+        card.append(h("div", { class: "always" }, "Always allows, in this project: ",
+          ev.always.length ? h("code", { text: ev.always.join(", ") }) : "nothing (this will ask again)"));
+      }
       const note = h("input", { type: "text", placeholder: "Why not? (sent to the model)", hidden: true });
       const send = (reply, message = "") => onAnswer({ request_id: ev.request_id, reply, message }, card);
       options.append(
