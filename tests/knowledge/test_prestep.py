@@ -8,7 +8,7 @@ import socket
 from pathlib import Path
 from typing import Any
 
-from tests.knowledge.support import calls, declare_forge, run_session, standin_spec
+from tests.support.knowledge_runs import calls, declare_forge, run_session, standin_spec
 from totem.config import KnowledgeSettings
 from totem.events import Notice, RunFinished
 from totem.knowledge.session import SEARCH_TIMEOUT

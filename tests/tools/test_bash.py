@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.tools.conftest import Call, MakeContext
+from tests.support.tool_calls import Call, MakeContext
 from totem.abort import Aborted
 from totem.events import Event, PermissionAsked
 from totem.permission import PermissionDenied, PermissionService, Reply, Rule

@@ -5,8 +5,8 @@ import time
 
 import pytest
 
-from tests.tools.conftest import Call, MakeContext
-from tests.tools.helpers_extra import Reply, http_server
+from tests.support.local_http import Reply, http_server
+from tests.support.tool_calls import Call, MakeContext
 from totem.abort import Aborted
 from totem.events import Event, PermissionAsked
 from totem.permission import PermissionDenied, PermissionService, Rule

@@ -9,8 +9,8 @@ from typing import Any
 
 import pytest
 
-from tests.tools.conftest import MakeContext
-from tests.tools.helpers_extra import gone, group_members, wait_until
+from tests.support.processes import gone, group_members, wait_until
+from tests.support.tool_calls import MakeContext
 from totem.events import Event, PermissionAsked
 from totem.permission import PermissionDenied, PermissionService, Reply, Rule
 from totem.tools.base import Tool, ToolContext, ToolError, ToolResult, ToolSettings, parse_arguments

@@ -12,7 +12,8 @@ from typing import Any
 import pytest
 
 from tests.support.aimock import running_aimock
-from tests.web.support import Served, browser, no_process, openai_config, project, scripted
+from tests.support.processes import no_process
+from tests.support.web_serve import Served, browser, openai_config, project, scripted
 from totem.providers.fake_server import FakeOpenAIServer
 
 pytestmark = pytest.mark.web

@@ -212,13 +212,3 @@ def browser() -> Iterator[Any]:
         finally:
             chromium.close()
 
-
-def no_process(marker: str) -> bool:
-    """True when no process on this machine has `marker` in its command line."""
-    for entry in Path("/proc").iterdir():
-        if not entry.name.isdigit():
-            continue
-        with contextlib.suppress(OSError):
-            if marker.encode() in (entry / "cmdline").read_bytes().replace(b"\0", b" "):
-                return False
-    return True

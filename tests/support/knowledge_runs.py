@@ -30,7 +30,7 @@ from totem.providers.fake import ScriptedProvider, Turn
 from totem.session import SessionService
 from totem.store.sqlite import SqliteStore
 
-STANDIN = Path(__file__).resolve().parent / "forge_standin.py"
+STANDIN = Path(__file__).resolve().parents[1] / "knowledge/forge_standin.py"
 
 
 def standin_spec(log: Path, *, delay: float = 0.0) -> dict[str, Any]:
