@@ -22,12 +22,13 @@ import urllib.request
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal, NoReturn
+from typing import Any, Literal
 
 import pytest
 
 from tests.support.ports import free_port, http_ok
 from tests.support.processes import running
+from tests.support.required import unavailable
 
 __all__ = ["AIMOCK_DIR", "Aimock", "aimock_fixture", "fixture", "running_aimock"]
 
@@ -51,12 +52,6 @@ class Aimock:
             pass
 
 
-def _unavailable(reason: str) -> NoReturn:
-    if os.environ.get("TOTEM_REQUIRE_SERVERS") == "1":
-        pytest.fail(f"aimock is required (TOTEM_REQUIRE_SERVERS=1) but {reason}")
-    pytest.skip(f"aimock unavailable: {reason}")
-
-
 @contextlib.contextmanager
 def running_aimock(
     fixtures: Sequence[dict[str, Any]],
@@ -69,10 +64,10 @@ def running_aimock(
     environment, e.g. AIMOCK_API_KEYS); stop it on exit."""
     node = shutil.which("node")
     if node is None:
-        _unavailable("node is not on PATH")
+        unavailable("aimock: node is not on PATH")
     cli = AIMOCK_DIR / "dist" / "cli.js"
     if not cli.is_file():
-        _unavailable(f"{cli} is missing (run npm ci in tests/node)")
+        unavailable(f"aimock: {cli} is missing (run npm ci in tests/node)")
     with tempfile.TemporaryDirectory(prefix="totem-aimock-") as tmp:
         path = Path(tmp) / "fixtures.json"
         path.write_text(json.dumps({"fixtures": list(fixtures)}), encoding="utf-8")

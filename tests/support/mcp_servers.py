@@ -22,12 +22,11 @@ import sys
 import uuid
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Any, NoReturn
-
-import pytest
+from typing import Any
 
 from tests.support.ports import free_port, port_open
 from tests.support.processes import running
+from tests.support.required import unavailable
 from totem.abort import AbortSignal
 from totem.events import Event, PermissionAsked, QuestionAsked
 from totem.mcp.config import HttpServer, StdioServer
@@ -43,18 +42,12 @@ STARTUP = 20.0  # seconds: node starts in about 1 s here, more on a loaded machi
 CALL = 10.0
 
 
-def unavailable(reason: str) -> NoReturn:
-    if os.environ.get("TOTEM_REQUIRE_SERVERS") == "1":
-        pytest.fail(f"MCP test server required (TOTEM_REQUIRE_SERVERS=1) but {reason}")
-    pytest.skip(f"MCP test server unavailable: {reason}")
-
-
 def node() -> str:
     found = shutil.which("node")
     if found is None:
-        unavailable("node is not on PATH")
+        unavailable("MCP test server: node is not on PATH")
     if not EVERYTHING.is_file():
-        unavailable(f"{EVERYTHING} is missing (run npm install in tests/node)")
+        unavailable(f"MCP test server: {EVERYTHING} is missing (run npm install in tests/node)")
     return found
 
 

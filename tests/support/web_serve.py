@@ -25,22 +25,16 @@ import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, NoReturn
+from typing import Any
 from urllib.parse import urlsplit
 
-import pytest
+from tests.support.required import unavailable
 
 CHROMIUM = os.environ.get("TOTEM_CHROMIUM", "/usr/bin/chromium")
 CHROMIUM_ARGS = [
     "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
     "--disable-background-networking", "--disable-component-update", "--disable-sync",
 ]
-
-
-def unavailable(reason: str) -> NoReturn:
-    if os.environ.get("TOTEM_REQUIRE_WEB") == "1":
-        pytest.fail(f"the browser tests are required (TOTEM_REQUIRE_WEB=1) but {reason}")
-    pytest.skip(f"browser unavailable: {reason} (run scripts/web-test-deps.sh)")
 
 
 def project(tmp: Path, config: str, *, files: dict[str, str] | None = None) -> Path:
@@ -200,11 +194,13 @@ def finished(events: list[tuple[int | None, dict[str, Any]]]) -> bool:
 def browser() -> Iterator[Any]:
     """A headless Chromium (Debian's) through Playwright: yields the Browser."""
     if not (os.path.exists(CHROMIUM) or shutil.which(CHROMIUM)):
-        unavailable(f"{CHROMIUM} is missing")
+        unavailable(f"browser: {CHROMIUM} is missing (run scripts/web-test-deps.sh)",
+                    required_by="TOTEM_REQUIRE_WEB")
     try:
         from playwright.sync_api import sync_playwright
     except ImportError:
-        unavailable("the Python package playwright is not installed")
+        unavailable("browser: the Python package playwright is not installed (run "
+                    "scripts/web-test-deps.sh)", required_by="TOTEM_REQUIRE_WEB")
     with sync_playwright() as playwright:
         chromium = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
         try:
