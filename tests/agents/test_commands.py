@@ -9,13 +9,6 @@ import pytest
 from totem.commands import Command, Expansion, complete, expand, load_commands
 
 
-@pytest.fixture
-def root(tmp_path: Path) -> Path:
-    folder = tmp_path / "project"
-    folder.mkdir()
-    return folder
-
-
 def write_command(root: Path, filename: str, text: str) -> Path:
     folder = root / ".totem" / "commands"
     folder.mkdir(parents=True, exist_ok=True)

@@ -20,13 +20,6 @@ from totem.store.sqlite import SqliteStore
 
 
 @pytest.fixture
-def root(tmp_path: Path) -> Path:
-    folder = tmp_path / "project"
-    folder.mkdir()
-    return folder
-
-
-@pytest.fixture
 def store(tmp_path: Path) -> Iterator[SqliteStore]:
     store = SqliteStore(tmp_path / "totem.db")
     yield store

@@ -16,13 +16,6 @@ from totem.tools.lazy import LazyTool
 from totem.tools.skill import Skill
 
 
-@pytest.fixture
-def root(tmp_path: Path) -> Path:
-    folder = tmp_path / "project"
-    folder.mkdir()
-    return folder
-
-
 def write_skill(root: Path, folder: str, text: str) -> Path:
     path = root / ".totem" / "skills" / folder / "SKILL.md"
     path.parent.mkdir(parents=True, exist_ok=True)

@@ -10,13 +10,14 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Callable, Iterable
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any, Literal, Protocol
 
 from totem.abort import AbortSignal
-from totem.permission import Mode, PermissionService, Rule
+from totem.events import Event, PermissionAsked
+from totem.permission import Mode, PermissionService, Reply, Rule
 from totem.tools.base import Tool, ToolContext, ToolResult, ToolSettings, parse_arguments
 
-__all__ = ["Call", "MakeContext", "SnapshotLog", "call_tool", "tool_context"]
+__all__ = ["Call", "MakeContext", "SnapshotLog", "answering", "call_tool", "tool_context"]
 
 
 class SnapshotLog:
@@ -75,3 +76,19 @@ def call_tool(tool: Tool, ctx: ToolContext, **arguments: Any) -> ToolResult:
         ctx.abort = AbortSignal()
     args = parse_arguments(tool, arguments)
     return asyncio.run(tool.run(args, ctx))
+
+
+def answering(
+    ctx: ToolContext, kind: Literal["once", "always", "reject"]
+) -> list[PermissionAsked]:
+    """Give `ctx` an interactive permission service whose every question a person answers
+    with `kind`; the questions asked land, in order, in the list returned."""
+    asked: list[PermissionAsked] = []
+
+    def answer(event: Event) -> None:
+        assert isinstance(event, PermissionAsked)
+        asked.append(event)
+        ctx.permission.reply(event.request_id, Reply(kind))
+
+    ctx.permission = PermissionService(rules=[], mode="interactive", project="p", emit=answer)
+    return asked
