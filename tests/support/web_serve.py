@@ -28,6 +28,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
+from tests.support.project_files import write_file
 from tests.support.required import unavailable
 
 CHROMIUM = os.environ.get("TOTEM_CHROMIUM", "/usr/bin/chromium")
@@ -40,12 +41,9 @@ CHROMIUM_ARGS = [
 def project(tmp: Path, config: str, *, files: dict[str, str] | None = None) -> Path:
     """A project folder with `.totem/config.yaml` = `config` and the given files."""
     root = tmp / "project"
-    (root / ".totem").mkdir(parents=True, exist_ok=True)
-    (root / ".totem" / "config.yaml").write_text(config, encoding="utf-8")
+    write_file(root / ".totem" / "config.yaml", config)
     for name, text in (files or {}).items():
-        path = root / name
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(text, encoding="utf-8")
+        write_file(root / name, text)
     return root
 
 
