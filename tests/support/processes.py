@@ -55,28 +55,30 @@ def running(
         stop(process, grace=grace)
 
 
+def _pids() -> Iterator[int]:
+    """Every process on this machine, by /proc."""
+    return (int(entry.name) for entry in Path("/proc").iterdir() if entry.name.isdigit())
+
+
+def _stat(pid: int) -> list[str] | None:
+    """The fields of /proc/PID/stat after the command name (state, parent, group...), or
+    None when the process is not there any more."""
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except (OSError, IndexError):
+        return None
+
+
 def group_members(pgid: int) -> list[int]:
     """Live (non-zombie) processes whose process group is `pgid`."""
-    members = []
-    for entry in Path("/proc").iterdir():
-        if not entry.name.isdigit():
-            continue
-        try:
-            fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
-        except (OSError, IndexError):
-            continue
-        if fields[2] == str(pgid) and fields[0] not in ("Z", "X"):
-            members.append(int(entry.name))
-    return members
+    return [pid for pid in _pids()
+            if (fields := _stat(pid)) and fields[2] == str(pgid) and fields[0] not in ("Z", "X")]
 
 
 def gone(pid: int) -> bool:
     """The process has exited (a zombie waiting for its reaper counts as gone)."""
-    try:
-        stat = Path(f"/proc/{pid}/stat").read_text()
-    except FileNotFoundError:
-        return True
-    return stat.rsplit(")", 1)[1].split()[0] in ("Z", "X")
+    fields = _stat(pid)
+    return fields is None or fields[0] in ("Z", "X")
 
 
 def wait_until(check: Callable[[], bool], timeout: float = 5.0) -> bool:
@@ -93,26 +95,20 @@ def processes_with(mark: str) -> list[int]:
     """Live processes (not zombies) whose environment holds TOTEM_TEST_MARK=mark."""
     needle = f"TOTEM_TEST_MARK={mark}".encode()
     found: list[int] = []
-    for entry in Path("/proc").iterdir():
-        if not entry.name.isdigit():
-            continue
+    for pid in _pids():
         try:
-            if needle not in (entry / "environ").read_bytes().split(b"\0"):
-                continue
-            state = (entry / "stat").read_text().rsplit(")", 1)[1].split()[0]
+            environment = Path(f"/proc/{pid}/environ").read_bytes().split(b"\0")
         except OSError:
             continue
-        if state != "Z":
-            found.append(int(entry.name))
+        if needle in environment and (fields := _stat(pid)) and fields[0] != "Z":
+            found.append(pid)
     return found
 
 
 def no_process(marker: str) -> bool:
     """True when no process on this machine has `marker` in its command line."""
-    for entry in Path("/proc").iterdir():
-        if not entry.name.isdigit():
-            continue
+    for pid in _pids():
         with contextlib.suppress(OSError):
-            if marker.encode() in (entry / "cmdline").read_bytes().replace(b"\0", b" "):
+            if marker.encode() in Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" "):
                 return False
     return True
