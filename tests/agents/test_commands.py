@@ -6,22 +6,12 @@ from pathlib import Path
 
 import pytest
 
+from tests.support.project_files import write_file
 from totem.session.commands import Command, Expansion, complete, expand, load_commands
 
 
-@pytest.fixture
-def root(tmp_path: Path) -> Path:
-    folder = tmp_path / "project"
-    folder.mkdir()
-    return folder
-
-
 def write_command(root: Path, filename: str, text: str) -> Path:
-    folder = root / ".totem" / "commands"
-    folder.mkdir(parents=True, exist_ok=True)
-    path = folder / filename
-    path.write_text(text, encoding="utf-8")
-    return path
+    return write_file(root / ".totem" / "commands" / filename, text)
 
 
 def command(name: str, prompt: str) -> Command:

@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.support.project_files import write_file
 from totem.agents import AgentDef, load_agents, parse_agent, project_key, to_markdown
 from totem.agents.definitions import (
     AgentError,
@@ -20,13 +21,6 @@ from totem.store.sqlite import SqliteStore
 
 
 @pytest.fixture
-def root(tmp_path: Path) -> Path:
-    folder = tmp_path / "project"
-    folder.mkdir()
-    return folder
-
-
-@pytest.fixture
 def store(tmp_path: Path) -> Iterator[SqliteStore]:
     store = SqliteStore(tmp_path / "totem.db")
     yield store
@@ -34,11 +28,7 @@ def store(tmp_path: Path) -> Iterator[SqliteStore]:
 
 
 def write_agent(root: Path, filename: str, text: str) -> Path:
-    folder = root / ".totem" / "agents"
-    folder.mkdir(parents=True, exist_ok=True)
-    path = folder / filename
-    path.write_text(text, encoding="utf-8")
-    return path
+    return write_file(root / ".totem" / "agents" / filename, text)
 
 
 def saved(name: str, prompt: str, source: str = "global") -> AgentDef:

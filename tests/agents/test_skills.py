@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.support.project_files import write_file
 from totem.abort import AbortSignal
 from totem.policy.permission import PermissionService
 from totem.skills import load_skills, skills_prompt
@@ -16,18 +17,8 @@ from totem.tools.lazy import LazyTool
 from totem.tools.skill import Skill
 
 
-@pytest.fixture
-def root(tmp_path: Path) -> Path:
-    folder = tmp_path / "project"
-    folder.mkdir()
-    return folder
-
-
 def write_skill(root: Path, folder: str, text: str) -> Path:
-    path = root / ".totem" / "skills" / folder / "SKILL.md"
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(text, encoding="utf-8")
-    return path
+    return write_file(root / ".totem" / "skills" / folder / "SKILL.md", text)
 
 
 def call_skill(root: Path, name: str) -> ToolResult:

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.core.helpers import EchoTool, make_agent, run_once
+from tests.support.loop_agents import EchoTool, make_agent, run_once
 from totem.abort import AbortSignal
 from totem.events import (
     Notice,

@@ -9,7 +9,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from tests.core.helpers import EchoTool, make_agent
+from tests.support.loop_agents import EchoTool, make_agent
 from totem.abort import AbortSignal
 from totem.events import AgentEvent, Event, RunFinished, RunStarted, TextDelta, ToolEnd
 from totem.messages import ToolPart

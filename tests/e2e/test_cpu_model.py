@@ -8,59 +8,24 @@ from __future__ import annotations
 
 import json
 import os
-import socket
 import subprocess
 import sys
 import time
-import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from tests.support.cpu_model import running_llama
+
 pytestmark = pytest.mark.cpu_model
-
-CACHE = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "totem-dev"
-MODEL = CACHE / "qwen2.5-coder-0.5b-instruct-q4_k_m.gguf"
-SERVER = CACHE / "llama-server"
-
-
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port: int = sock.getsockname()[1]
-        return port
-
 
 @pytest.fixture(scope="module")
 def llama_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    if not (MODEL.is_file() and SERVER.is_file()):
-        if os.environ.get("TOTEM_REQUIRE_CPU_MODEL") == "1":
-            pytest.fail("the CPU model is required but missing: run scripts/cpu-model.sh")
-        pytest.skip("CPU model not cached (scripts/cpu-model.sh)")
-    port = _free_port()
     log = tmp_path_factory.mktemp("llama") / "server.log"
-    with log.open("wb") as out:
-        proc = subprocess.Popen(
-            [str(SERVER), "-m", str(MODEL), "--jinja", "-c", "8192", "-t", "2",
-             "--host", "127.0.0.1", "--port", str(port)],
-            stdout=out, stderr=subprocess.STDOUT,
-        )
-    try:
-        deadline = time.time() + 180
-        while True:
-            try:
-                with urllib.request.urlopen(f"http://127.0.0.1:{port}/health", timeout=2):
-                    break
-            except OSError:
-                if proc.poll() is not None or time.time() > deadline:
-                    pytest.fail(f"llama-server did not start: {log.read_text()[-2000:]}")
-                time.sleep(0.5)
+    with running_llama(context=8192, options=["--jinja"], log=log) as port:
         yield f"http://127.0.0.1:{port}/v1"
-    finally:
-        proc.terminate()
-        proc.wait(timeout=30)
 
 
 def test_real_model_calls_a_tool_and_the_run_ends_visibly(llama_url: str, tmp_path: Path) -> None:

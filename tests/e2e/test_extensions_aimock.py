@@ -12,20 +12,13 @@ from typing import Any
 
 import pytest
 
-from tests.support.aimock import Aimock, aimock_fixture
+from tests.support.aimock import Aimock, aimock_fixture, fixture
 from totem.agents.definitions import AgentDef
 from totem.agents.saved import save_agent
 from totem.messages import TextPart
 from totem.store.sqlite import SqliteStore
 
 pytestmark = pytest.mark.aimock
-
-
-def fixture(message: str, response: dict[str, Any], seq: int | None = None) -> dict[str, Any]:
-    match: dict[str, Any] = {"userMessage": message}
-    if seq is not None:
-        match["sequenceIndex"] = seq
-    return {"match": match, "response": response}
 
 
 FIXTURES = [

@@ -7,20 +7,13 @@ Skipped when the LiteLLM venv is missing, unless TOTEM_REQUIRE_LITELLM=1.
 
 from __future__ import annotations
 
-import contextlib
-import http.server
 import json
 import os
 import secrets
-import socket
 import subprocess
 import sys
 import tempfile
-import threading
-import time
-import urllib.error
-import urllib.request
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -28,12 +21,15 @@ from typing import Any
 import pytest
 
 from tests.support.aimock import Aimock, running_aimock
+from tests.support.local_http import Recorded, Reply, serving
+from tests.support.ports import free_port, http_ok
+from tests.support.processes import running
+from tests.support.required import DEV_CACHE, unavailable
 from totem.providers.catalog.detect import detect_sync
 
 pytestmark = pytest.mark.litellm
 
-CACHE = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "totem-dev"
-LITELLM = Path(os.environ.get("TOTEM_LITELLM") or CACHE / "litellm-venv/bin/litellm")
+LITELLM = Path(os.environ.get("TOTEM_LITELLM") or DEV_CACHE / "litellm-venv/bin/litellm")
 TOTEM = [sys.executable, "-m", "totem"]
 
 FIXTURES = [
@@ -44,47 +40,20 @@ FIXTURES = [
 ]
 
 
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port: int = sock.getsockname()[1]
-        return port
+def _ollama_chat(bodies: list[dict[str, Any]]) -> Callable[[Recorded], Reply]:
+    """Answers a POST as Ollama's /api/chat does (one NDJSON line) and keeps every raw body."""
 
-
-class _OllamaRecorder(http.server.BaseHTTPRequestHandler):
-    """Answers /api/chat as Ollama does (one NDJSON line) and keeps every raw body."""
-
-    bodies: list[dict[str, Any]] = []
-
-    def do_POST(self) -> None:  # noqa: N802
-        raw = self.rfile.read(int(self.headers.get("Content-Length") or 0))
-        self.bodies.append({"path": self.path, "body": json.loads(raw or b"null")})
+    def respond(seen: Recorded) -> Reply:
+        if seen.method != "POST":
+            return Reply(501)  # what Ollama's stand-in supports is /api/chat alone
+        bodies.append({"path": seen.target, "body": json.loads(seen.body or b"null")})
         line = json.dumps({"model": "qwen2.5-coder:1.5b", "created_at": "2026-01-01T00:00:00Z",
                            "message": {"role": "assistant", "content": "Hello from Ollama."},
                            "done": True, "done_reason": "stop", "prompt_eval_count": 10,
                            "eval_count": 4}).encode() + b"\n"
-        self.send_response(200)
-        self.send_header("Content-Type", "application/x-ndjson")
-        self.send_header("Content-Length", str(len(line)))
-        self.end_headers()
-        self.wfile.write(line)
+        return Reply(200, line, {"Content-Type": "application/x-ndjson"})
 
-    def log_message(self, format: str, *args: object) -> None:
-        pass
-
-
-@contextlib.contextmanager
-def _ollama_recorder() -> Iterator[tuple[str, list[dict[str, Any]]]]:
-    bodies: list[dict[str, Any]] = []
-    handler = type("Recorder", (_OllamaRecorder,), {"bodies": bodies})
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
-        yield f"http://127.0.0.1:{server.server_address[1]}", bodies
-    finally:
-        server.shutdown()
-        server.server_close()
+    return respond
 
 
 def _config(aimock: Aimock, ollama: str) -> str:
@@ -116,53 +85,30 @@ class Proxy:
     ollama_bodies: list[dict[str, Any]] = field(default_factory=list)
 
 
-def _ready(root: str) -> bool:
-    try:
-        with urllib.request.urlopen(f"{root}/health/liveliness", timeout=2) as response:
-            return bool(response.status == 200)
-    except (urllib.error.URLError, OSError):
-        return False
-
-
 @pytest.fixture(scope="module")
 def proxy() -> Iterator[Proxy]:
     if not LITELLM.is_file():
-        if os.environ.get("TOTEM_REQUIRE_LITELLM") == "1":
-            pytest.fail(f"LiteLLM is required (TOTEM_REQUIRE_LITELLM=1) but {LITELLM} is "
-                        "missing: run scripts/litellm.sh")
-        pytest.skip("LiteLLM proxy not installed (scripts/litellm.sh)")
+        unavailable(f"LiteLLM proxy not installed ({LITELLM}): run scripts/litellm.sh",
+                    required_by="TOTEM_REQUIRE_LITELLM")
     key = "sk-" + secrets.token_hex(16)
+    bodies: list[dict[str, Any]] = []
     with (
         running_aimock(FIXTURES) as aimock,
-        _ollama_recorder() as (ollama, bodies),
+        serving(_ollama_chat(bodies)) as ollama,
         tempfile.TemporaryDirectory(prefix="totem-litellm-") as tmp,
     ):
         config = Path(tmp) / "config.yaml"
-        config.write_text(_config(aimock, ollama), encoding="utf-8")
-        port = _free_port()
+        config.write_text(_config(aimock, ollama.url), encoding="utf-8")
+        port = free_port()
         root = f"http://127.0.0.1:{port}"
         env = dict(os.environ, LITELLM_MASTER_KEY=key, LITELLM_LOCAL_MODEL_COST_MAP="True",
                    LITELLM_TELEMETRY="False", NO_PROXY="*")
-        log_path = Path(tmp) / "litellm.log"
-        with open(log_path, "wb") as log:
-            process = subprocess.Popen(
-                [str(LITELLM), "--config", str(config), "--host", "127.0.0.1", "--port",
-                 str(port)], stdout=log, stderr=subprocess.STDOUT, env=env)
-        try:
-            deadline = time.monotonic() + 180
-            while not _ready(root):
-                if process.poll() is not None or time.monotonic() > deadline:
-                    tail = log_path.read_text(errors="replace")[-3000:]
-                    pytest.fail(f"the LiteLLM proxy did not start:\n{tail}")
-                time.sleep(0.5)
+        command = [str(LITELLM), "--config", str(config), "--host", "127.0.0.1", "--port",
+                   str(port)]
+        with running(command, log=Path(tmp) / "litellm.log", what="the LiteLLM proxy",
+                     ready=lambda: http_ok(f"{root}/health/liveliness", timeout=2),
+                     timeout=180, interval=0.5, env=env, grace=15):
             yield Proxy(root, port, key, aimock, bodies)
-        finally:
-            process.terminate()
-            try:
-                process.wait(timeout=15)
-            except subprocess.TimeoutExpired:
-                process.kill()
-                process.wait()
 
 
 @dataclass
@@ -200,7 +146,7 @@ def user(tmp_path: Path, proxy: Proxy) -> User:
 
 
 def test_detection_reports_the_proxy_as_needing_a_key(proxy: Proxy) -> None:
-    found = detect_sync(ports={"litellm": proxy.port, "ollama": _free_port()}, timeout=5.0)
+    found = detect_sync(ports={"litellm": proxy.port, "ollama": free_port()}, timeout=5.0)
     assert len(found) == 1
     assert (found[0].name, found[0].kind, found[0].base_url) == ("litellm", "litellm", proxy.root)
     assert found[0].needs_key and found[0].models == []

@@ -8,7 +8,7 @@ from pathlib import Path, PurePath
 
 import pytest
 
-from tests.knowledge.support import run_session
+from tests.support.knowledge_runs import run_session
 from totem.knowledge import format_findings
 from totem.knowledge.totaljs.conventions import check, rules
 from totem.messages import Message, ToolPart

@@ -4,11 +4,11 @@ server, the path by which a project replaces the built-in one."""
 
 from __future__ import annotations
 
-import socket
 from pathlib import Path
 from typing import Any
 
-from tests.knowledge.support import calls, declare_forge, run_session, standin_spec
+from tests.support.knowledge_runs import calls, declare_forge, run_session, standin_spec
+from tests.support.ports import free_port
 from totem.events import Notice, RunFinished
 from totem.knowledge.session import SEARCH_TIMEOUT
 from totem.knowledge.totaljs import TotalJs
@@ -102,9 +102,7 @@ def test_short_prompts_and_commands_are_not_searched_and_earlier_pages_stay(
 
 
 def test_an_unreachable_server_costs_only_a_notice(tmp_path: Path) -> None:
-    with socket.socket() as sock:  # a port nobody listens on
-        sock.bind(("127.0.0.1", 0))
-        port = sock.getsockname()[1]
+    port = free_port()  # a port nobody listens on
     spec = {"type": "http", "url": f"http://127.0.0.1:{port}/mcp", "startup_timeout": 2}
     root, _ = new_folder(tmp_path, spec)
     ran = run_session(tmp_path, root, [ENGLISH], [reply("from memory")])

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from tests.knowledge.support import run_session
+from tests.support.knowledge_runs import run_session
 from totem.knowledge.totaljs import TOTALJS
 from totem.settings.config import KnowledgeSettings
 from totem.testing.scripted import call, reply

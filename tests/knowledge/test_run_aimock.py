@@ -13,8 +13,8 @@ from typing import Any
 
 import pytest
 
-from tests.knowledge.support import calls, declare_forge, standin_spec
 from tests.support.aimock import Aimock, aimock_fixture
+from tests.support.knowledge_runs import calls, declare_forge, standin_spec
 from totem.knowledge.totaljs import TOTALJS
 
 pytestmark = pytest.mark.aimock

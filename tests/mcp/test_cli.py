@@ -9,7 +9,8 @@ import subprocess
 import sys
 from pathlib import Path
 
-from tests.mcp.support import EVERYTHING, RAWSERVER, new_mark, node, processes_with
+from tests.support.mcp_servers import EVERYTHING, RAWSERVER, new_mark, node
+from tests.support.processes import processes_with
 
 
 def project(tmp: Path, mark: str) -> tuple[Path, dict[str, str]]:

@@ -11,14 +11,14 @@ from pathlib import Path
 
 import pytest
 
-from tests.mcp.support import (
+from tests.support.mcp_servers import (
     Person,
     by_name,
     everything_stdio,
     new_mark,
-    processes_with,
     running_everything_http,
 )
+from tests.support.processes import processes_with
 from totem.events import PermissionAsked, QuestionAsked, ToolProgress
 from totem.mcp.config import ServerConfig
 from totem.mcp.elicitation import ANSWER

@@ -8,15 +8,15 @@ import os
 import sys
 from pathlib import Path
 
-from tests.mcp.support import (
+from tests.support.mcp_servers import (
     RAWSERVER,
     Person,
     by_name,
     everything_stdio,
     new_mark,
-    processes_with,
     python_server,
 )
+from tests.support.processes import processes_with
 from totem.events import Notice, PermissionAsked
 from totem.mcp.config import HttpServer, StdioServer
 from totem.mcp.manager import McpManager

@@ -9,8 +9,9 @@ import os
 import signal
 from pathlib import Path
 
-from tests.core.helpers import make_agent
-from tests.mcp.support import everything_stdio, new_mark, processes_with
+from tests.support.loop_agents import make_agent
+from tests.support.mcp_servers import everything_stdio, new_mark
+from tests.support.processes import processes_with
 from totem.abort import AbortSignal
 from totem.events import Event, RunFinished, ToolEnd, ToolProgress
 from totem.mcp.manager import McpManager, is_mcp_tool

@@ -7,7 +7,8 @@ from __future__ import annotations
 import asyncio
 from pathlib import Path
 
-from tests.mcp.support import Person, by_name, new_mark, processes_with, python_server
+from tests.support.mcp_servers import Person, by_name, new_mark, python_server
+from tests.support.processes import processes_with
 from totem.events import QuestionAsked, ToolProgress
 from totem.mcp.elicitation import ANSWER
 from totem.mcp.manager import McpManager

@@ -16,8 +16,9 @@ from pathlib import Path
 
 import pytest
 
-from tests.mcp.support import EVERYTHING, new_mark, node, processes_with
 from tests.support.aimock import running_aimock
+from tests.support.mcp_servers import EVERYTHING, new_mark, node
+from tests.support.processes import processes_with
 
 pytestmark = pytest.mark.aimock
 

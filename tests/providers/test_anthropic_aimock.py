@@ -4,7 +4,7 @@ What aimock does on this endpoint, and what the tests make of it:
 - its journal keeps the request *converted to OpenAI chat shape*: tool_result blocks become
   `role: tool` messages with their text only, and `cache_control`, images, thinking and
   `x-api-key` values are not in it. The raw body is therefore also read at httpx's
-  transport seam (`Recording`, which forwards every request to aimock unchanged);
+  transport seam (`Tap`, which forwards every request to aimock unchanged);
 - usage counts are 0 unless a fixture sets them; the thinking signature is a placeholder
   unless a fixture sets `reasoningSignature`;
 - with `X-AIMock-Strict: true` it checks Anthropic's thinking rule: a tool turn sent back
@@ -17,14 +17,14 @@ from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import Sequence
 from typing import Any
 
-import httpx
 import pytest
 
-from tests.support.aimock import Aimock, aimock_fixture
-from totem.abort import AbortSignal
+from tests.support import streams
+from tests.support.aimock import Aimock, aimock_fixture, fixture
+from tests.support.local_http import Tap
+from tests.support.streams import args_of, stream_events, texts, user
 from totem.messages import ImageBlock, Message, Part, ReasoningPart, TextPart, ToolPart
 from totem.providers.anthropic import AnthropicProvider
 from totem.providers.base import (
@@ -37,12 +37,10 @@ from totem.providers.base import (
     StreamEnd,
     StreamEvent,
     TextChunk,
-    ToolArgsChunk,
     ToolCallBegin,
     ToolSpec,
     UsageReport,
 )
-from totem.providers.transport.retry import stream_with_retry
 
 pytestmark = pytest.mark.aimock
 
@@ -53,14 +51,6 @@ PNG = ("iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGA
        "RU5ErkJggg==")
 READ = ToolSpec("read", "Read a file.", {"type": "object",
                                          "properties": {"path": {"type": "string"}}})
-
-
-def fixture(message: str, response: dict[str, Any], seq: int | None = None,
-            **extra: Any) -> dict[str, Any]:
-    match: dict[str, Any] = {"userMessage": message}
-    if seq is not None:
-        match["sequenceIndex"] = seq
-    return {"match": match, "response": response, **extra}
 
 
 FIXTURES = [
@@ -106,32 +96,8 @@ aimock_auth = aimock_fixture(FIXTURES, env={"AIMOCK_API_KEYS": "sk-ant-the-right
                              name="aimock_auth")
 
 
-class Recording(httpx.AsyncBaseTransport):
-    """Forwards to the real network transport and keeps each request body as sent."""
-
-    def __init__(self) -> None:
-        self.inner = httpx.AsyncHTTPTransport()
-        self.bodies: list[dict[str, Any]] = []
-
-    async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
-        if request.method == "POST":
-            self.bodies.append(json.loads(await request.aread()))
-        return await self.inner.handle_async_request(request)
-
-    async def aclose(self) -> None:
-        await self.inner.aclose()
-
-
-def user(text: str) -> Message:
-    return Message(id="u", session_id="s", role="user", parts=[TextPart(text)])
-
-
 def ask(text: str, **kw: Any) -> ModelRequest:
-    return ModelRequest(model=MODEL, system="You are totem.", messages=[user(text)], **kw)
-
-
-async def _no_wait(_: float) -> None:
-    return None
+    return streams.ask(text, model=MODEL, **kw)
 
 
 def run(
@@ -142,36 +108,14 @@ def run(
     key: str | None = KEY,
     headers: dict[str, str] | None = None,
     seen: list[StreamEvent] | None = None,
-    transport: Recording | None = None,
+    transport: Tap | None = None,
 ) -> tuple[list[StreamEvent], list[RetryableError]]:
     """Stream through the retry policy; events also land in `seen` as they come."""
-    events = [] if seen is None else seen
-    retries: list[RetryableError] = []
     req = ask(request) if isinstance(request, str) else request
-
-    async def main() -> None:
-        provider = AnthropicProvider("aimock", server.root, api_key=key, headers=headers,
-                                     transport=transport)
-        try:
-            stream = stream_with_retry(lambda: provider.stream(req), abort=AbortSignal(),
-                                       max_tries=tries, sleep=_no_wait,
-                                       on_retry=lambda e, n, d: retries.append(e))
-            async for event in stream:
-                events.append(event)
-        finally:
-            await provider.aclose()
-
-    asyncio.run(main())
-    return events, retries
-
-
-def texts(events: Sequence[StreamEvent]) -> str:
-    return "".join(e.text for e in events if isinstance(e, TextChunk))
-
-
-def args_of(events: Sequence[StreamEvent], index: int) -> Any:
-    return json.loads("".join(e.text for e in events
-                              if isinstance(e, ToolArgsChunk) and e.index == index))
+    return stream_events(
+        lambda: AnthropicProvider("aimock", server.root, api_key=key, headers=headers,
+                                  transport=transport),
+        req, tries=tries, seen=seen)
 
 
 def journal_bodies(server: Aimock) -> list[dict[str, Any]]:
@@ -240,10 +184,10 @@ def test_signed_thinking_goes_back_and_passes_the_strict_check(aimock: Aimock) -
     ours = ModelRequest(MODEL, "s", _tool_turn(ReasoningPart("Read it.", signature=SIGNATURE),
                                                call, model=f"aimock/{MODEL}"),
                         tools=[READ], options=thinking)
-    recorder = Recording()
+    recorder = Tap()
     events, _ = run(aimock, ours, headers=strict, transport=recorder)
     assert texts(events) == "The file is short."
-    sent = recorder.bodies[-1]
+    sent = recorder.bodies()[-1]
     assert sent["thinking"] == {"type": "enabled", "budget_tokens": 2048}
     assert sent["messages"][1]["content"][0] == {"type": "thinking", "thinking": "Read it.",
                                                  "signature": SIGNATURE}
@@ -254,7 +198,7 @@ def test_signed_thinking_goes_back_and_passes_the_strict_check(aimock: Aimock) -
                            tools=[READ], options=thinking)
     events, _ = run(aimock, foreign, headers=strict, transport=recorder)
     assert texts(events) == "The file is short."
-    assert "thinking" not in recorder.bodies[-1]
+    assert "thinking" not in recorder.bodies()[-1]
     # What aimock (like the API) refuses: thinking on, a tool turn without it.
     forced = {"thinking": {"type": "enabled", "budget_tokens": 2048}}
     broken = ModelRequest(MODEL, "s", _tool_turn(call, model=f"aimock/{MODEL}"), tools=[READ],
@@ -285,12 +229,12 @@ def test_a_recorded_thinking_tool_turn_goes_back_whole(aimock: Aimock) -> None:
     for part, output in zip(asyncio.run(record()), ("print(1)", "print(2)"), strict=True):
         part.state, part.output = "completed", output
     store.close()
-    recorder_tap = Recording()
+    recorder_tap = Tap()
     follow, _ = run(aimock, ModelRequest(MODEL, "s", [user("think then read"), message],
                                          tools=[READ], options=thinking),
                     headers=strict, transport=recorder_tap)
     assert texts(follow) == "Both files read."  # aimock's strict thinking check passed
-    sent = recorder_tap.bodies[-1]["messages"]
+    sent = recorder_tap.bodies()[-1]["messages"]
     assert [b["type"] for b in sent[1]["content"]] == [
         "redacted_thinking", "thinking", "tool_use", "tool_use"]
     assert sent[1]["content"][1] == {"type": "thinking", "thinking": "I need the file.",
@@ -305,10 +249,10 @@ def test_a_tool_result_with_an_image(aimock: Aimock) -> None:
                     output="Captured 1x1 px.", images=[ImageBlock("image/png", PNG)])
     request = ModelRequest(MODEL, "s", [*_tool_turn(shot, model=f"aimock/{MODEL}"),
                                         user("what do you see?")])
-    recorder = Recording()
+    recorder = Tap()
     events, _ = run(aimock, request, transport=recorder)
     assert texts(events) == "A red pixel."
-    result = recorder.bodies[-1]["messages"][2]["content"]
+    result = recorder.bodies()[-1]["messages"][2]["content"]
     assert result[0] == {"type": "tool_result", "tool_use_id": "toolu_shot", "content": [
         {"type": "text", "text": "Captured 1x1 px."},
         {"type": "image", "source": {"type": "base64", "media_type": "image/png", "data": PNG}},
@@ -326,11 +270,11 @@ def test_cache_markers_in_the_request(aimock: Aimock) -> None:
     history = [user("one"), Message(id="a", session_id="s", role="assistant",
                                     model=f"aimock/{MODEL}", parts=[TextPart("ok")]),
                user("say hello again")]
-    recorder = Recording()
+    recorder = Tap()
     events, _ = run(aimock, ModelRequest(MODEL, "You are totem.", history, tools=[READ],
                                          options={"cache_ttl": "1h"}), transport=recorder)
     assert texts(events).startswith("Hello from aimock")
-    body = recorder.bodies[-1]
+    body = recorder.bodies()[-1]
     marker = {"type": "ephemeral", "ttl": "1h"}
     assert body["system"][-1]["cache_control"] == marker
     assert body["tools"][-1]["cache_control"] == marker

@@ -16,15 +16,11 @@ What aimock does and does not do on this route:
 
 from __future__ import annotations
 
-import asyncio
-import json
-from collections.abc import Sequence
-from typing import Any
-
 import pytest
 
-from tests.support.aimock import Aimock, aimock_fixture
-from totem.abort import AbortSignal
+from tests.support import streams
+from tests.support.aimock import Aimock, aimock_fixture, fixture
+from tests.support.streams import args_of, stream_events, texts
 from totem.messages import Message, TextPart, ToolPart, Usage
 from totem.providers.base import (
     AuthError,
@@ -36,13 +32,11 @@ from totem.providers.base import (
     StreamEnd,
     StreamEvent,
     TextChunk,
-    ToolArgsChunk,
     ToolCallBegin,
     ToolSpec,
     UsageReport,
 )
 from totem.providers.bedrock import BedrockProvider
-from totem.providers.transport.retry import stream_with_retry
 
 pytestmark = pytest.mark.aimock
 
@@ -50,14 +44,6 @@ MODEL = "us.anthropic.claude-sonnet-4-20250514-v1:0"
 TOKEN = "bedrock-api-key-SECRET-7"
 READ = ToolSpec("read", "Read a file.", {"type": "object", "properties": {
     "path": {"type": "string"}}})
-
-
-def fixture(message: str, response: dict[str, Any], seq: int | None = None,
-            **extra: Any) -> dict[str, Any]:
-    match: dict[str, Any] = {"userMessage": message}
-    if seq is not None:
-        match["sequenceIndex"] = seq
-    return {"match": match, "response": response, **extra}
 
 
 FIXTURES = [
@@ -88,44 +74,16 @@ aimock_auth = aimock_fixture(FIXTURES, env={"AIMOCK_API_KEYS": TOKEN}, name="aim
 
 def ask(text: str, *history: Message, tools: bool = True) -> ModelRequest:
     """A request with the read tool, and then without cache points (see the module doc)."""
-    message = Message(id="m1", session_id="s", role="user", parts=[TextPart(text)])
-    return ModelRequest(model=MODEL, system="You are totem.", messages=[*history, message],
-                        tools=[READ] if tools else [], max_tokens=256,
-                        options={} if not tools else {"cache": False})
-
-
-async def _no_wait(_: float) -> None:
-    return None
+    return streams.ask(text, model=MODEL, before=history, tools=[READ] if tools else [],
+                       max_tokens=256, options={} if not tools else {"cache": False})
 
 
 def run(server: Aimock, request: ModelRequest | str, *, token: str | None = TOKEN,
         tries: int = 10) -> tuple[list[StreamEvent], list[RetryableError]]:
-    events: list[StreamEvent] = []
-    retries: list[RetryableError] = []
     req = ask(request) if isinstance(request, str) else request
-
-    async def main() -> None:
-        provider = BedrockProvider("aws", server.root, api_key=token, region="us-west-2")
-        try:
-            stream = stream_with_retry(lambda: provider.stream(req), abort=AbortSignal(),
-                                       max_tries=tries, sleep=_no_wait,
-                                       on_retry=lambda e, n, d: retries.append(e))
-            async for event in stream:
-                events.append(event)
-        finally:
-            await provider.aclose()
-
-    asyncio.run(main())
-    return events, retries
-
-
-def texts(events: Sequence[StreamEvent]) -> str:
-    return "".join(e.text for e in events if isinstance(e, TextChunk))
-
-
-def args(events: Sequence[StreamEvent], index: int) -> Any:
-    return json.loads("".join(e.text for e in events
-                              if isinstance(e, ToolArgsChunk) and e.index == index))
+    return stream_events(
+        lambda: BedrockProvider("aws", server.root, api_key=token, region="us-west-2"),
+        req, tries=tries)
 
 
 def test_streamed_text_with_usage(aimock: Aimock) -> None:
@@ -151,7 +109,7 @@ def test_a_tool_call_with_arguments(aimock: Aimock) -> None:
     events, _ = run(aimock, "read it")
     assert [e for e in events if isinstance(e, ToolCallBegin)] == [
         ToolCallBegin(0, "tooluse_abc", "read")]
-    assert args(events, 0) == {"path": "src/app.py"}
+    assert args_of(events, 0) == {"path": "src/app.py"}
     assert events[-1] == StreamEnd("tool_calls", "tool_use")
 
 
@@ -160,8 +118,8 @@ def test_two_parallel_tool_calls(aimock: Aimock) -> None:
     begins = [e for e in events if isinstance(e, ToolCallBegin)]
     assert [(b.index, b.name) for b in begins] == [(0, "get_weather"), (1, "get_time")]
     assert all(b.call_id.startswith("toolu_") for b in begins)
-    assert args(events, 0) == {"city": "San Francisco", "unit": "celsius"}
-    assert args(events, 1) == {"tz": "America/Los_Angeles"}
+    assert args_of(events, 0) == {"city": "San Francisco", "unit": "celsius"}
+    assert args_of(events, 1) == {"tz": "America/Los_Angeles"}
     assert events[-1] == StreamEnd("tool_calls", "tool_use")
 
 

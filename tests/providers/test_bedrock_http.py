@@ -1,6 +1,6 @@
-"""BedrockProvider against a tiny local server written here: the one-time credential reset on
-a 403, SigV4 signing (checked by recomputing the signature with botocore), exception events
-inside the stream, broken streams, and the model list.
+"""BedrockProvider against a local server answering from a script: the one-time credential
+reset on a 403, SigV4 signing (checked by recomputing the signature with botocore), exception
+events inside the stream, broken streams, and the model list.
 
 The server answers from a script, one entry per request; an entry may be a function of the
 request (so that it can, say, rotate the token in the environment the way a user would).
@@ -12,20 +12,17 @@ from __future__ import annotations
 import asyncio
 import json
 import re
-import threading
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
-from typing import Any, TypeAlias
+from typing import TypeAlias
 
 import pytest
 
-from totem.abort import AbortSignal
-from totem.messages import Message, TextPart
+from tests.support.local_http import Recorded, Reply, serving
+from tests.support.streams import ask, stream_events
 from totem.providers.base import (
     AuthError,
-    ModelRequest,
     RateLimited,
     RetryableError,
     StreamEnd,
@@ -34,64 +31,32 @@ from totem.providers.base import (
 )
 from totem.providers.bedrock import BedrockProvider
 from totem.providers.transport.eventstream import encode_event, encode_exception, encode_message
-from totem.providers.transport.retry import stream_with_retry
 
 MODEL = "anthropic.claude-3-5-haiku-20241022-v1:0"
 REGION = "eu-west-3"
 
 
-@dataclass(slots=True)
-class Seen:
-    method: str
-    path: str
-    headers: dict[str, str]
-    body: bytes
-
-
-Reply: TypeAlias = tuple[int, dict[str, str], bytes]
-Entry: TypeAlias = Reply | Callable[[Seen], Reply]
+Entry: TypeAlias = Reply | Callable[[Recorded], Reply]
 
 
 @dataclass(slots=True)
 class Server:
     url: str
     script: list[Entry]
-    seen: list[Seen] = field(default_factory=list)
+    seen: list[Recorded] = field(default_factory=list)
 
 
 @pytest.fixture(name="server")
 def server_fixture() -> Iterator[Server]:
     state = Server(url="", script=[])
 
-    class Handler(BaseHTTPRequestHandler):
-        def _answer(self) -> None:
-            length = int(self.headers.get("Content-Length") or 0)
-            seen = Seen(self.command, self.path, {k.lower(): v for k, v in self.headers.items()},
-                        self.rfile.read(length))
-            state.seen.append(seen)
-            entry = state.script.pop(0) if state.script else (500, {}, b'{"message":"no script"}')
-            status, headers, body = entry(seen) if callable(entry) else entry
-            self.send_response(status)
-            for name, value in {"Content-Length": str(len(body)), **headers}.items():
-                self.send_header(name, value)
-            self.end_headers()
-            self.wfile.write(body)
+    def respond(seen: Recorded) -> Reply:
+        entry = state.script.pop(0) if state.script else Reply(500, b'{"message":"no script"}')
+        return entry(seen) if callable(entry) else entry
 
-        do_GET = do_POST = _answer
-
-        def log_message(self, format: str, *args: Any) -> None:
-            pass
-
-    httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    state.url = f"http://127.0.0.1:{httpd.server_address[1]}"
-    thread = threading.Thread(target=httpd.serve_forever, args=(0.02,), daemon=True)
-    thread.start()
-    try:
+    with serving(respond) as server:
+        state.url, state.seen = server.url, server.requests
         yield state
-    finally:
-        httpd.shutdown()
-        httpd.server_close()
-        thread.join()
 
 
 STREAM = {"Content-Type": "application/vnd.amazon.eventstream"}
@@ -109,33 +74,13 @@ def answer(text: str = "Hi there.", *, end: bool = True) -> bytes:
 
 
 def forbidden(message: str = "The security token included in the request is expired") -> Reply:
-    return 403, {"Content-Type": "application/json",
-                 "x-amzn-ErrorType": "ExpiredTokenException:http://internal.amazon.com/"}, (
-        json.dumps({"message": message}).encode())
-
-
-def ask(text: str = "hello") -> ModelRequest:
-    message = Message(id="m1", session_id="s", role="user", parts=[TextPart(text)])
-    return ModelRequest(model=MODEL, system="You are totem.", messages=[message])
+    return Reply(403, json.dumps({"message": message}).encode(), {
+        "Content-Type": "application/json",
+        "x-amzn-ErrorType": "ExpiredTokenException:http://internal.amazon.com/"})
 
 
 def collect(provider: BedrockProvider, *, tries: int = 1) -> list[StreamEvent]:
-    events: list[StreamEvent] = []
-
-    async def no_wait(_: float) -> None:
-        return None
-
-    async def main() -> None:
-        try:
-            stream = stream_with_retry(lambda: provider.stream(ask()), abort=AbortSignal(),
-                                       max_tries=tries, sleep=no_wait)
-            async for event in stream:
-                events.append(event)
-        finally:
-            await provider.aclose()
-
-    asyncio.run(main())
-    return events
+    return stream_events(lambda: provider, ask("hello", model=MODEL), tries=tries)[0]
 
 
 def bearer(server: Server, token: str | None = "tok-SECRET-1") -> BedrockProvider:
@@ -160,7 +105,7 @@ def no_aws_fixture(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> pytest.Mo
 
 
 def test_a_403_resets_credentials_once_and_retries_once(server: Server) -> None:
-    server.script = [forbidden(), (200, STREAM, answer())]
+    server.script = [forbidden(), Reply(200, answer(), STREAM)]
     provider = bearer(server)
     events = collect(provider)
     assert "".join(e.text for e in events if isinstance(e, TextChunk)) == "Hi there."
@@ -179,7 +124,7 @@ def test_a_second_403_is_an_auth_error_without_the_token(server: Server) -> None
 
 
 def test_a_401_is_not_retried(server: Server) -> None:
-    server.script = [(401, {}, b'{"message": "no"}')]
+    server.script = [Reply(401, b'{"message": "no"}')]
     provider = bearer(server)
     with pytest.raises(AuthError, match="HTTP 401: no"):
         collect(provider, tries=10)
@@ -191,11 +136,11 @@ def test_the_reset_reads_a_rotated_token_from_the_environment(
 ) -> None:
     no_aws.setenv("AWS_BEARER_TOKEN_BEDROCK", "old-token")
 
-    def rotate(_: Seen) -> Reply:
+    def rotate(_: Recorded) -> Reply:
         no_aws.setenv("AWS_BEARER_TOKEN_BEDROCK", "new-token")  # the user renews it meanwhile
         return forbidden()
 
-    server.script = [rotate, (200, STREAM, answer())]
+    server.script = [rotate, Reply(200, answer(), STREAM)]
     collect(bearer(server, token=None))
     assert [s.headers["authorization"] for s in server.seen] == [
         "Bearer old-token", "Bearer new-token"]
@@ -204,7 +149,7 @@ def test_the_reset_reads_a_rotated_token_from_the_environment(
 # -- SigV4 ----------------------------------------------------------------------------------
 
 
-def verify_sigv4(seen: Seen, key: str, secret: str, token: str | None = None) -> None:
+def verify_sigv4(seen: Recorded, key: str, secret: str, token: str | None = None) -> None:
     """Recompute the signature of what the server received, with botocore."""
     from botocore.auth import SigV4Auth  # type: ignore[import-untyped,unused-ignore]
     from botocore.awsrequest import AWSRequest  # type: ignore[import-untyped,unused-ignore]
@@ -218,7 +163,7 @@ def verify_sigv4(seen: Seen, key: str, secret: str, token: str | None = None) ->
     date = seen.headers["x-amz-date"]
     assert credential == f"{key}/{date[:8]}/{REGION}/bedrock/aws4_request"
     headers = {name: seen.headers[name] for name in signed.split(";")}
-    request = AWSRequest(method=seen.method, url=f"http://{seen.headers['host']}{seen.path}",
+    request = AWSRequest(method=seen.method, url=f"http://{seen.headers['host']}{seen.target}",
                          data=seen.body, headers=headers)
     request.context["timestamp"] = date
     signer = SigV4Auth(Credentials(key, secret, token), "bedrock", REGION)
@@ -233,12 +178,12 @@ def test_sigv4_from_static_credentials_in_the_environment(
     pytest.importorskip("botocore")
     no_aws.setenv("AWS_ACCESS_KEY_ID", "AKIDEXAMPLE")
     no_aws.setenv("AWS_SECRET_ACCESS_KEY", "wJalrXUtnFEMI/K7MDENG+bPxRfiCYEXAMPLEKEY")
-    server.script = [(200, STREAM, answer())]
+    server.script = [Reply(200, answer(), STREAM)]
     events = collect(BedrockProvider("aws", server.url, region=REGION))
     assert events[-1] == StreamEnd("stop", "end_turn")
     [seen] = server.seen
     assert seen.headers["authorization"].startswith("AWS4-HMAC-SHA256 Credential=AKIDEXAMPLE/")
-    assert seen.path == f"/model/{MODEL.replace(':', '%3A')}/converse-stream"
+    assert seen.target == f"/model/{MODEL.replace(':', '%3A')}/converse-stream"
     assert "x-amz-security-token" not in seen.headers
     assert "SignedHeaders=content-type;host;x-amz-date," in seen.headers["authorization"]
     verify_sigv4(seen, "AKIDEXAMPLE", "wJalrXUtnFEMI/K7MDENG+bPxRfiCYEXAMPLEKEY")
@@ -253,13 +198,13 @@ def test_sigv4_session_credentials_are_resolved_again_after_a_403(
     no_aws.setenv("AWS_SECRET_ACCESS_KEY", "old-secret")
     no_aws.setenv("AWS_SESSION_TOKEN", "old-session")
 
-    def renew(_: Seen) -> Reply:
+    def renew(_: Recorded) -> Reply:
         no_aws.setenv("AWS_ACCESS_KEY_ID", "ASIANEW")
         no_aws.setenv("AWS_SECRET_ACCESS_KEY", "new-secret")
         no_aws.setenv("AWS_SESSION_TOKEN", "new-session")
         return forbidden()
 
-    server.script = [renew, (200, STREAM, answer())]
+    server.script = [renew, Reply(200, answer(), STREAM)]
     provider = BedrockProvider("aws", server.url, region=REGION)
     collect(provider)
     old, new = server.seen
@@ -283,7 +228,7 @@ def test_no_credentials_at_all_is_a_clear_auth_error(
 
 def test_an_exception_event_after_output_is_raised_classified(server: Server) -> None:
     body = answer("partial", end=False) + encode_exception("throttlingException", "slow down")
-    server.script = [(200, STREAM, body)]
+    server.script = [Reply(200, body, STREAM)]
     events: list[StreamEvent] = []
     with pytest.raises(RateLimited, match="Bedrock throttlingException: slow down"):
         events += collect(bearer(server), tries=10)
@@ -292,8 +237,8 @@ def test_an_exception_event_after_output_is_raised_classified(server: Server) ->
 
 def test_an_exception_event_before_output_is_retried(server: Server) -> None:
     server.script = [
-        (200, STREAM, encode_exception("modelStreamErrorException", "model hiccup")),
-        (200, STREAM, answer("recovered")),
+        Reply(200, encode_exception("modelStreamErrorException", "model hiccup"), STREAM),
+        Reply(200, answer("recovered"), STREAM),
     ]
     events = collect(bearer(server), tries=3)
     assert "".join(e.text for e in events if isinstance(e, TextChunk)) == "recovered"
@@ -303,20 +248,20 @@ def test_an_exception_event_before_output_is_retried(server: Server) -> None:
 def test_an_error_message_and_a_validation_exception(server: Server) -> None:
     error = encode_message({":message-type": "error", ":error-code": "InternalFailure",
                             ":error-message": "oops"}, b"")
-    server.script = [(200, STREAM, error)]
+    server.script = [Reply(200, error, STREAM)]
     with pytest.raises(Exception, match="Bedrock internalFailure: oops"):
         collect(bearer(server))
-    server.script = [(200, STREAM, encode_exception("validationException", "bad input"))]
+    server.script = [Reply(200, encode_exception("validationException", "bad input"), STREAM)]
     with pytest.raises(Exception, match="validationException: bad input") as raised:
         collect(bearer(server), tries=5)
     assert type(raised.value).__name__ == "InvalidRequest" and len(server.seen) == 2
 
 
 def test_garbage_and_cut_frames_are_retryable(server: Server) -> None:
-    server.script = [(200, {"Content-Type": "text/html"}, b"<html>proxy error</html>")]
+    server.script = [Reply(200, b"<html>proxy error</html>", {"Content-Type": "text/html"})]
     with pytest.raises(RetryableError, match="malformed event stream: prelude CRC"):
         collect(bearer(server))
-    server.script = [(200, STREAM, answer()[:-5])]
+    server.script = [Reply(200, answer()[:-5], STREAM)]
     with pytest.raises(RetryableError, match="malformed event stream.*ended inside a message"):
         collect(bearer(server))
 
@@ -330,7 +275,8 @@ def test_list_models_from_the_control_plane(server: Server, no_aws: pytest.Monke
     no_aws.setenv("AWS_SECRET_ACCESS_KEY", "secret")
     listing = {"modelSummaries": [{"modelId": "anthropic.claude-3-5-haiku-20241022-v1:0"},
                                   {"modelId": "amazon.nova-pro-v1:0"}]}
-    server.script = [(200, {"Content-Type": "application/json"}, json.dumps(listing).encode())]
+    server.script = [Reply(200, json.dumps(listing).encode(),
+                           {"Content-Type": "application/json"})]
 
     async def main() -> list[str]:
         provider = BedrockProvider("aws", region=REGION,
@@ -343,7 +289,7 @@ def test_list_models_from_the_control_plane(server: Server, no_aws: pytest.Monke
     assert asyncio.run(main()) == ["anthropic.claude-3-5-haiku-20241022-v1:0",
                                    "amazon.nova-pro-v1:0"]
     [seen] = server.seen
-    assert (seen.method, seen.path) == ("GET", "/foundation-models")
+    assert (seen.method, seen.target) == ("GET", "/foundation-models")
     verify_sigv4(seen, "AKIDEXAMPLE", "secret")
 
 
@@ -365,7 +311,7 @@ def test_boto3_reads_the_streams_this_file_serves(
     boto3 = pytest.importorskip("boto3")
     no_aws.setenv("AWS_ACCESS_KEY_ID", "AKIDEXAMPLE")
     no_aws.setenv("AWS_SECRET_ACCESS_KEY", "secret")
-    server.script = [(200, STREAM, answer("Hi from the fake."))]
+    server.script = [Reply(200, answer("Hi from the fake."), STREAM)]
     client = boto3.client("bedrock-runtime", region_name=REGION, endpoint_url=server.url)
     response = client.converse_stream(modelId=MODEL, messages=[
         {"role": "user", "content": [{"text": "hello"}]}])
@@ -375,8 +321,8 @@ def test_boto3_reads_the_streams_this_file_serves(
     assert events[1]["contentBlockDelta"]["delta"] == {"text": "Hi from the fake."}
     assert events[4]["metadata"]["usage"] == {"inputTokens": 3, "outputTokens": 2}
     [seen] = server.seen
-    assert seen.path == f"/model/{MODEL.replace(':', '%3A')}/converse-stream"
-    server.script = [(200, STREAM, encode_exception("throttlingException", "slow"))]
+    assert seen.target == f"/model/{MODEL.replace(':', '%3A')}/converse-stream"
+    server.script = [Reply(200, encode_exception("throttlingException", "slow"), STREAM)]
     with pytest.raises(Exception, match=r"\(throttlingException\) .*: slow"):
         list(client.converse_stream(modelId=MODEL, messages=[
             {"role": "user", "content": [{"text": "hello"}]}])["stream"])

@@ -9,28 +9,18 @@ tests/e2e/test_litellm_proxy.py.
 from __future__ import annotations
 
 import contextlib
-import http.server
-import os
 import socket
-import subprocess
 import threading
-import time
-import urllib.request
-from collections.abc import Iterator
-from pathlib import Path
+from collections.abc import Callable, Iterator
 
 import pytest
 
 from tests.support.aimock import running_aimock
+from tests.support.cpu_model import running_llama
+from tests.support.local_http import Recorded, Reply, serving
+from tests.support.ports import free_port
 from totem.providers.catalog.detect import Found, detect_sync
 from totem.testing.fake_server import FakeOpenAIServer
-
-
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port: int = sock.getsockname()[1]
-        return port
 
 
 @contextlib.contextmanager
@@ -42,31 +32,14 @@ def _silent_listener() -> Iterator[int]:
         yield sock.getsockname()[1]
 
 
-class _NotFound(http.server.BaseHTTPRequestHandler):
-    def do_GET(self) -> None:  # noqa: N802 (the name http.server calls)
-        body = b"<html>no such page</html>"
-        self.send_response(404)
-        self.send_header("Content-Type", "text/html")
-        self.send_header("Content-Length", str(len(body)))
-        self.end_headers()
-        self.wfile.write(body)
-
-    def log_message(self, format: str, *args: object) -> None:
-        pass
+NOT_FOUND = Reply(404, b"<html>no such page</html>", {"Content-Type": "text/html"})
 
 
 @contextlib.contextmanager
 def _web_app() -> Iterator[int]:
     """Some other web server (a dev server on 8000, say): 404 everywhere."""
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _NotFound)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
-        yield server.server_address[1]
-    finally:
-        server.shutdown()
-        server.server_close()
-        thread.join()
+    with serving(lambda _: NOT_FOUND) as server:
+        yield _port(server.url)
 
 
 def _port(url: str) -> int:
@@ -74,7 +47,7 @@ def _port(url: str) -> int:
 
 
 def test_nothing_listening_finds_nothing() -> None:
-    assert detect_sync(ports={"ollama": _free_port(), "vllm": _free_port()}) == []
+    assert detect_sync(ports={"ollama": free_port(), "vllm": free_port()}) == []
 
 
 def test_servers_are_recognised_by_what_they_answer() -> None:
@@ -90,7 +63,7 @@ def test_servers_are_recognised_by_what_they_answer() -> None:
     ):
         ports = {"ollama": _port(aimock.url), "vllm": _port(url),
                  "lmstudio": _port(locked_url), "llamacpp": hung, "litellm": web,
-                 "nothing": _free_port()}
+                 "nothing": free_port()}
         found = detect_sync(ports=ports, timeout=1.0)
     assert [f.name for f in found] == ["ollama", "vllm", "lmstudio"]
     ollama, vllm, lmstudio = found
@@ -105,72 +78,36 @@ def test_servers_are_recognised_by_what_they_answer() -> None:
     assert all("authorization" not in r.headers for r in openai_like.requests + locked.requests)
 
 
-def _barrier_handler(barrier: threading.Barrier) -> type[http.server.BaseHTTPRequestHandler]:
-    class Handler(_NotFound):
-        def do_GET(self) -> None:  # noqa: N802
-            if self.path != "/v1/models":
-                return super().do_GET()
-            try:
-                barrier.wait(timeout=5)  # answers only once every server has been asked
-            except threading.BrokenBarrierError:
-                self.send_error(500)
-                return
-            body = b'{"object": "list", "data": [{"id": "m", "object": "model"}]}'
-            self.send_response(200)
-            self.send_header("Content-Type", "application/json")
-            self.send_header("Content-Length", str(len(body)))
-            self.end_headers()
-            self.wfile.write(body)
+def _meeting(barrier: threading.Barrier) -> Callable[[Recorded], Reply]:
+    """A server whose model list answers only once every server has been asked."""
 
-    return Handler
+    def respond(seen: Recorded) -> Reply:
+        if seen.target != "/v1/models":
+            return NOT_FOUND
+        try:
+            barrier.wait(timeout=5)
+        except threading.BrokenBarrierError:
+            return Reply(500)
+        return Reply(200, b'{"object": "list", "data": [{"id": "m", "object": "model"}]}',
+                     {"Content-Type": "application/json"})
+
+    return respond
 
 
 def test_detection_probes_ports_concurrently() -> None:
     barrier = threading.Barrier(3)
-    servers = [http.server.ThreadingHTTPServer(("127.0.0.1", 0), _barrier_handler(barrier))
-               for _ in range(3)]
-    threads = [threading.Thread(target=s.serve_forever, daemon=True) for s in servers]
-    for thread in threads:
-        thread.start()
-    try:
-        ports = {name: s.server_address[1] for name, s in zip("xyz", servers, strict=True)}
+    with contextlib.ExitStack() as stack:
+        servers = [stack.enter_context(serving(_meeting(barrier))) for _ in range(3)]
+        ports = {name: _port(s.url) for name, s in zip("xyz", servers, strict=True)}
         found = detect_sync(ports=ports, timeout=3.0)
-    finally:
-        for server in servers:
-            server.shutdown()
-            server.server_close()
     # probed one after the other, the first would wait for the others and time out
     assert [(f.name, f.models) for f in found] == [("x", ["m"]), ("y", ["m"]), ("z", ["m"])]
 
 
-CACHE = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "totem-dev"
-
-
 @pytest.mark.cpu_model
 def test_a_real_llama_cpp_server_is_recognised() -> None:
-    model, server = CACHE / "qwen2.5-coder-0.5b-instruct-q4_k_m.gguf", CACHE / "llama-server"
-    if not (model.is_file() and server.is_file()):
-        if os.environ.get("TOTEM_REQUIRE_CPU_MODEL") == "1":
-            pytest.fail("the CPU model is required but missing: run scripts/cpu-model.sh")
-        pytest.skip("CPU model not cached (scripts/cpu-model.sh)")
-    port = _free_port()
-    proc = subprocess.Popen(
-        [str(server), "-m", str(model), "-c", "2048", "-t", "2", "--host", "127.0.0.1",
-         "--port", str(port)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    try:
-        deadline = time.monotonic() + 120
-        while True:
-            try:
-                with urllib.request.urlopen(f"http://127.0.0.1:{port}/health", timeout=2):
-                    break
-            except OSError:
-                if proc.poll() is not None or time.monotonic() > deadline:
-                    pytest.fail("llama-server did not start")
-                time.sleep(0.3)
+    with running_llama(context=2048, timeout=120) as port:
         found = detect_sync(ports={"vllm": port}, timeout=3.0)
-    finally:
-        proc.terminate()
-        proc.wait(timeout=30)
     assert [(f.name, f.kind) for f in found] == [("llamacpp", "llamacpp")]
     assert found[0].base_url == f"http://127.0.0.1:{port}/v1"
     assert len(found[0].models) == 1

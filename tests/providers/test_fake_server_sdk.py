@@ -11,8 +11,8 @@ from typing import Any, TypeVar
 import openai
 import pytest
 
+from tests.support.streams import no_wait, user
 from totem.abort import AbortSignal
-from totem.messages import Message, TextPart
 from totem.providers.base import (
     AuthError,
     ModelRequest,
@@ -143,8 +143,7 @@ def test_the_journal_records_every_request() -> None:
 
 
 def ask(text: str = "hello") -> ModelRequest:
-    message = Message(id="m1", session_id="s", role="user", parts=[TextPart(text)])
-    return ModelRequest(model="fake-model", system="sys", messages=[message])
+    return ModelRequest(model="fake-model", system="sys", messages=[user(text)])
 
 
 def serve(
@@ -166,9 +165,6 @@ def serve(
 
 
 async def events_of(provider: OpenAIChatProvider, *, tries: int = 1) -> list[StreamEvent]:
-    async def no_wait(_: float) -> None:
-        return None
-
     stream = stream_with_retry(lambda: provider.stream(ask()), abort=AbortSignal(),
                                max_tries=tries, sleep=no_wait)
     return [event async for event in stream]

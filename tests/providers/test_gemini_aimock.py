@@ -15,20 +15,32 @@ What aimock (1.43) does and does not do for Gemini, and how the tests cope:
 from __future__ import annotations
 
 import asyncio
-import base64
 import json
 from collections.abc import Sequence
 from typing import Any
 
 import pytest
 
-from tests.providers.scripted_http import Recorded, Reply, Tap, scripted_server, sse
 from tests.support.aimock import Aimock, aimock_fixture
-from totem.abort import AbortSignal
-from totem.messages import Message, TextPart
+from tests.support.gemini_streams import (
+    ANSWER,
+    FIXTURES,
+    KEY,
+    MODEL,
+    SIG_CALL,
+    SIG_TEXT,
+    SIG_THOUGHT,
+    SIGNED_STREAM,
+    WEATHER,
+    ask,
+    model_pages,
+    run,
+)
+from tests.support.local_http import Recorded, Reply, Tap, scripted_server, sse
+from tests.support.streams import texts
+from totem.messages import Message
 from totem.providers.base import (
     AuthError,
-    ModelRequest,
     RateLimited,
     ReasoningChunk,
     RetryableError,
@@ -37,92 +49,14 @@ from totem.providers.base import (
     TextChunk,
     ToolArgsChunk,
     ToolCallBegin,
-    ToolSpec,
     UsageReport,
 )
 from totem.providers.gemini import GeminiModel, GeminiProvider
-from totem.providers.transport.retry import stream_with_retry
 
 pytestmark = pytest.mark.aimock
 
-MODEL = "gemini-2.5-flash"
-KEY = "AIza-test-SECRET-42"
-WEATHER = ToolSpec("get_weather", "Weather of a city.", {
-    "type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"],
-    "additionalProperties": False})
-
-
-def fixture(message: str, response: dict[str, Any], seq: int | None = None,
-            **extra: Any) -> dict[str, Any]:
-    match: dict[str, Any] = {"userMessage": message}
-    if seq is not None:
-        match["sequenceIndex"] = seq
-    match.update(extra.pop("match", {}))
-    return {"match": match, "response": response, **extra}
-
-
-FIXTURES = [
-    fixture("say hello", {"content": "Hello from aimock, streamed in small chunks.",
-                          "usage": {"promptTokenCount": 12, "candidatesTokenCount": 7}},
-            chunkSize=8),
-    fixture("one call", {"toolCalls": [{"name": "get_weather",
-                                        "arguments": '{"city": "Paris", "days": 3}'}]}),
-    fixture("weather", {"content": "Sunny in Paris, 21:00 in Tokyo."},
-            match={"hasToolResult": True}),
-    fixture("weather", {"toolCalls": [
-        {"name": "get_weather", "arguments": '{"city": "Paris"}'},
-        {"name": "get_time", "arguments": '{"tz": "Asia/Tokyo"}'}]}),
-    fixture("ponder", {"reasoning": "The user wants me to think first.", "content": "Done."}),
-    fixture("too long", {"content": "This answer was cut", "finishReason": "length"}),
-    fixture("limited", {"error": {"message": "Quota exceeded", "type": "RESOURCE_EXHAUSTED"},
-                        "status": 429, "retryAfter": 0}, 0),
-    fixture("limited", {"content": "after the limit"}, 1),
-    fixture("garbled", {"content": "never parsed"}, chaos={"malformedRate": 1}),
-    {"match": {}, "response": {"content": "catch-all"}},
-]
-
 aimock = aimock_fixture(FIXTURES)
 aimock_auth = aimock_fixture(FIXTURES, env={"AIMOCK_API_KEYS": KEY}, name="aimock_auth")
-
-
-def ask(text: str, *, history: Sequence[Message] = (), **kw: Any) -> ModelRequest:
-    message = Message(id="u1", session_id="s", role="user", parts=[TextPart(text)])
-    return ModelRequest(model=kw.pop("model", MODEL), system="You are totem.",
-                        messages=[message, *history], **kw)
-
-
-async def _no_wait(_: float) -> None:
-    return None
-
-
-def run(
-    base_url: str,
-    request: ModelRequest,
-    *,
-    key: str | None = KEY,
-    tries: int = 1,
-    tap: Tap | None = None,
-) -> tuple[list[StreamEvent], list[RetryableError]]:
-    events: list[StreamEvent] = []
-    retries: list[RetryableError] = []
-
-    async def main() -> None:
-        provider = GeminiProvider("gem", base_url, api_key=key, transport=tap)
-        try:
-            stream = stream_with_retry(lambda: provider.stream(request), abort=AbortSignal(),
-                                       max_tries=tries, sleep=_no_wait,
-                                       on_retry=lambda e, n, d: retries.append(e))
-            async for event in stream:
-                events.append(event)
-        finally:
-            await provider.aclose()
-
-    asyncio.run(main())
-    return events, retries
-
-
-def texts(events: Sequence[StreamEvent]) -> str:
-    return "".join(e.text for e in events if isinstance(e, TextChunk))
 
 
 def recorded(events: Sequence[StreamEvent], outputs: Sequence[str]) -> list[Message]:
@@ -242,31 +176,6 @@ def test_401_is_an_auth_error_without_the_key(aimock_auth: Aimock) -> None:
 
 # -- a local server with the real wire shape: signatures, key errors, model list -----------
 
-SIG_THOUGHT = base64.b64encode(b"signature of the thought").decode()
-SIG_TEXT = base64.b64encode(b"signature of the text").decode()
-SIG_CALL = base64.b64encode(b"signature of the first call").decode()
-
-SIGNED_STREAM: list[dict[str, Any]] = [
-    {"candidates": [{"content": {"role": "model", "parts": [
-        {"text": "I should read the file.", "thought": True}]}, "index": 0}]},
-    {"candidates": [{"content": {"role": "model", "parts": [
-        {"text": "", "thought": True, "thoughtSignature": SIG_THOUGHT}]}, "index": 0}]},
-    {"candidates": [{"content": {"role": "model", "parts": [
-        {"text": "Reading it.", "thoughtSignature": SIG_TEXT}]}, "index": 0}]},
-    {"candidates": [{"content": {"role": "model", "parts": [
-        {"functionCall": {"name": "get_weather", "args": {"city": "Paris"}},
-         "thoughtSignature": SIG_CALL},
-        {"functionCall": {"name": "get_weather", "args": {"city": "Rome"}}}]},
-        "finishReason": "STOP", "index": 0}],
-     "usageMetadata": {"promptTokenCount": 50, "candidatesTokenCount": 20,
-                       "thoughtsTokenCount": 40, "totalTokenCount": 110,
-                       "cachedContentTokenCount": 32}},
-]
-ANSWER: list[dict[str, Any]] = [{"candidates": [{
-    "content": {"role": "model", "parts": [{"text": "Both sunny."}]},
-    "finishReason": "STOP", "index": 0}]}]
-
-
 def signed(seen: Recorded) -> Reply:
     contents = seen.json()["contents"]
     return sse(ANSWER if contents[-1]["role"] == "user" and len(contents) > 1 else SIGNED_STREAM)
@@ -326,30 +235,6 @@ def test_gemini_error_shapes() -> None:
             run(server.url, ask("x", model="quota"))
     assert bad.value.status == 400 and "INVALID_ARGUMENT" in bad.value.message
     assert limited.value.retry_after == 37.0
-
-
-PAGES = {
-    "": ({"models": [
-        {"name": "models/gemini-2.5-flash", "displayName": "Gemini 2.5 Flash",
-         "inputTokenLimit": 1048576, "outputTokenLimit": 65536, "thinking": True,
-         "supportedGenerationMethods": ["generateContent", "countTokens"]},
-        {"name": "models/text-embedding-004", "inputTokenLimit": 2048,
-         "supportedGenerationMethods": ["embedContent"]}]}, "page-2"),
-    "page-2": ({"models": [
-        {"name": "models/gemini-2.0-flash", "displayName": "Gemini 2.0 Flash",
-         "inputTokenLimit": 1048576, "outputTokenLimit": 8192,
-         "supportedGenerationMethods": ["generateContent"]}]}, "page-3"),
-    "page-3": ({"models": [
-        {"name": "models/gemma-3-27b-it", "inputTokenLimit": 131072, "outputTokenLimit": 8192,
-         "supportedGenerationMethods": ["generateContent"]}]}, None),
-}
-
-
-def model_pages(seen: Recorded) -> Reply:
-    token = seen.query.get("pageToken", [""])[0]
-    page, next_token = PAGES[token]
-    return Reply(200, json.dumps({**page, **({"nextPageToken": next_token}
-                                              if next_token else {})}).encode())
 
 
 def test_model_list_pages_through_next_page_token() -> None:

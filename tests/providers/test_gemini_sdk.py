@@ -16,8 +16,8 @@ from typing import Any
 
 import pytest
 
-from tests.providers.scripted_http import scripted_server, sse
-from tests.providers.test_gemini_aimock import (
+from tests.support.aimock import Aimock, aimock_fixture
+from tests.support.gemini_streams import (
     ANSWER,
     FIXTURES,
     KEY,
@@ -28,7 +28,7 @@ from tests.providers.test_gemini_aimock import (
     model_pages,
     run,
 )
-from tests.support.aimock import Aimock, aimock_fixture
+from tests.support.local_http import scripted_server, sse
 from totem.messages import ImageBlock, Message, ReasoningPart, TextPart, ToolPart
 from totem.providers.base import (
     ModelRequest,

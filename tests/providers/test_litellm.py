@@ -5,15 +5,12 @@ server's journal). The real proxy is in tests/e2e/test_litellm_proxy.py."""
 from __future__ import annotations
 
 import asyncio
-import contextlib
-import http.server
 import json
-import threading
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
 
+from tests.support.local_http import Recorded, Reply, serving
 from totem.messages import Message, TextPart
 from totem.providers.base import AuthError, ModelRequest, StreamEvent, TextChunk, ToolSpec
 from totem.providers.catalog.catalogue import Price
@@ -182,44 +179,20 @@ def test_without_model_info_the_models_come_from_the_models_list() -> None:
                                                  "/v1/models"]
 
 
-class _Refusing(http.server.BaseHTTPRequestHandler):
+def _refusing(seen: Recorded) -> Reply:
     """What a LiteLLM proxy without a database answers: 500 without a key, 400 with a
     wrong one (bodies copied from LiteLLM 1.108.7)."""
-
-    def _answer(self) -> None:
-        if "authorization" not in {k.lower() for k in self.headers}:
-            status, body, ctype = 500, b"Internal Server Error", "text/plain; charset=utf-8"
-        else:
-            status, ctype = 400, "application/json"
-            body = (b'{"error":{"message":"No connected db.","type":"no_db_connection",'
-                    b'"param":null,"code":"400"}}')
-        self.send_response(status)
-        self.send_header("Content-Type", ctype)
-        self.send_header("Content-Length", str(len(body)))
-        self.end_headers()
-        self.wfile.write(body)
-
-    do_GET = do_POST = _answer
-
-    def log_message(self, format: str, *args: object) -> None:
-        pass
-
-
-@contextlib.contextmanager
-def _refusing() -> Iterator[str]:
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _Refusing)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
-        yield f"http://127.0.0.1:{server.server_address[1]}"
-    finally:
-        server.shutdown()
-        server.server_close()
+    if "authorization" not in seen.headers:
+        return Reply(500, b"Internal Server Error", {"Content-Type": "text/plain; charset=utf-8"})
+    return Reply(400, b'{"error":{"message":"No connected db.","type":"no_db_connection",'
+                      b'"param":null,"code":"400"}}', {"Content-Type": "application/json"})
 
 
 @pytest.mark.parametrize("key", [None, "sk-wrong-key-0123456789"])
 def test_a_refused_key_is_an_auth_error_not_a_retry(key: str | None) -> None:
-    with _refusing() as root:
+    with serving(_refusing) as server:
+        root = server.url
+
         async def main() -> None:
             provider = LiteLLMProvider("gw", root, api_key=key)
             try:

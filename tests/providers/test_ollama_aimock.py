@@ -21,8 +21,10 @@ from typing import Any
 
 import pytest
 
-from tests.providers.scripted_http import Recorded, Reply, Tap, scripted_server
-from tests.support.aimock import Aimock, aimock_fixture
+from tests.support import streams
+from tests.support.aimock import Aimock, aimock_fixture, fixture
+from tests.support.local_http import Recorded, Reply, Tap, scripted_server
+from tests.support.streams import stream_events, texts
 from totem.abort import AbortSignal
 from totem.messages import Message, TextPart, ToolPart
 from totem.providers.base import (
@@ -50,14 +52,10 @@ READ = ToolSpec("read", "Read a file.", {"type": "object", "properties": {
     "path": {"type": "string"}}, "required": ["path"]})
 
 
-def fixture(message: str, response: dict[str, Any], **match: Any) -> dict[str, Any]:
-    return {"match": {"userMessage": message, **match}, "response": response}
-
-
 FIXTURES = [
-    {**fixture("say hello", {"content": "Hello from aimock, streamed in small chunks."}),
-     "chunkSize": 8},
-    fixture("read it", {"content": "The file prints 1."}, hasToolResult=True),
+    fixture("say hello", {"content": "Hello from aimock, streamed in small chunks."},
+            chunkSize=8),
+    fixture("read it", {"content": "The file prints 1."}, match={"hasToolResult": True}),
     fixture("read it", {"toolCalls": [{"name": "read", "arguments": '{"path": "a.py"}'},
                                       {"name": "read", "arguments": '{"path": "b.py"}'}]}),
     fixture("ponder", {"reasoning": "Let me think about it.", "content": "Done."}),
@@ -71,9 +69,8 @@ aimock_auth = aimock_fixture(FIXTURES, env={"AIMOCK_API_KEYS": KEY}, name="aimoc
 
 
 def ask(text: str, *, history: Sequence[Message] = (), **kw: Any) -> ModelRequest:
-    first = Message(id="u1", session_id="s", role="user", parts=[TextPart(text)])
-    return ModelRequest(model=kw.pop("model", MODEL), system="You are totem.",
-                        messages=[first, *history], **kw)
+    """`text` from the user, then the `history` that followed it."""
+    return streams.ask(text, model=kw.pop("model", MODEL), after=history, **kw)
 
 
 def provider(url: str, tap: Tap | None = None, **options: Any) -> OllamaProvider:
@@ -89,18 +86,7 @@ async def collect(ollama: OllamaProvider, request: ModelRequest) -> list[StreamE
 
 def run(url: str, request: ModelRequest, *, tap: Tap | None = None,
         **options: Any) -> list[StreamEvent]:
-    async def main() -> list[StreamEvent]:
-        ollama = provider(url, tap, **options)
-        try:
-            return await collect(ollama, request)
-        finally:
-            await ollama.aclose()
-
-    return asyncio.run(main())
-
-
-def texts(events: Sequence[StreamEvent]) -> str:
-    return "".join(e.text for e in events if isinstance(e, TextChunk))
+    return stream_events(lambda: provider(url, tap, **options), request)[0]
 
 
 def test_streamed_text_and_the_body_sent(aimock: Aimock) -> None:

@@ -14,14 +14,13 @@ from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import Sequence
 from typing import Any
 
 import pytest
 
-from tests.support.aimock import Aimock, aimock_fixture
-from totem.abort import AbortSignal
-from totem.messages import Message, TextPart
+from tests.support import streams
+from tests.support.aimock import Aimock, aimock_fixture, fixture
+from tests.support.streams import stream_events, texts
 from totem.providers.base import (
     AuthError,
     ModelRequest,
@@ -36,20 +35,11 @@ from totem.providers.base import (
     UsageReport,
 )
 from totem.providers.openai_chat import OpenAIChatProvider
-from totem.providers.transport.retry import stream_with_retry
 
 pytestmark = pytest.mark.aimock
 
 MODEL = "totem-test"  # a name aimock does not know: it counts as reasoning-capable
 KEY = "sk-aimock-SECRET-42"
-
-
-def fixture(message: str, response: dict[str, Any], seq: int | None = None,
-            **extra: Any) -> dict[str, Any]:
-    match: dict[str, Any] = {"userMessage": message}
-    if seq is not None:
-        match["sequenceIndex"] = seq
-    return {"match": match, "response": response, **extra}
 
 
 def slow(cut_after_ms: int) -> dict[str, Any]:
@@ -85,12 +75,7 @@ aimock_auth = aimock_fixture(FIXTURES, env={"AIMOCK_API_KEYS": "sk-the-right-one
 
 
 def ask(text: str) -> ModelRequest:
-    message = Message(id="m1", session_id="s", role="user", parts=[TextPart(text)])
-    return ModelRequest(model=MODEL, system="You are totem.", messages=[message])
-
-
-async def _no_wait(_: float) -> None:
-    return None
+    return streams.ask(text, model=MODEL)
 
 
 def run(
@@ -103,26 +88,9 @@ def run(
     seen: list[StreamEvent] | None = None,
 ) -> tuple[list[StreamEvent], list[RetryableError]]:
     """Stream `text` through the retry policy; events also land in `seen` as they come."""
-    events = [] if seen is None else seen
-    retries: list[RetryableError] = []
-
-    async def main() -> None:
-        provider = OpenAIChatProvider("aimock", server.url, api_key=key, headers=headers)
-        try:
-            stream = stream_with_retry(lambda: provider.stream(ask(text)), abort=AbortSignal(),
-                                       max_tries=tries, sleep=_no_wait,
-                                       on_retry=lambda e, n, d: retries.append(e))
-            async for event in stream:
-                events.append(event)
-        finally:
-            await provider.aclose()
-
-    asyncio.run(main())
-    return events, retries
-
-
-def texts(events: Sequence[StreamEvent]) -> str:
-    return "".join(e.text for e in events if isinstance(e, TextChunk))
+    return stream_events(
+        lambda: OpenAIChatProvider("aimock", server.url, api_key=key, headers=headers),
+        ask(text), tries=tries, seen=seen)
 
 
 def test_streamed_text_with_usage(aimock: Aimock) -> None:

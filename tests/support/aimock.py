@@ -17,20 +17,20 @@ import contextlib
 import json
 import os
 import shutil
-import socket
-import subprocess
 import tempfile
-import time
-import urllib.error
 import urllib.request
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal, NoReturn
+from typing import Any, Literal
 
 import pytest
 
-__all__ = ["AIMOCK_DIR", "Aimock", "aimock_fixture", "running_aimock"]
+from tests.support.ports import free_port, http_ok
+from tests.support.processes import running
+from tests.support.required import unavailable
+
+__all__ = ["AIMOCK_DIR", "Aimock", "aimock_fixture", "fixture", "running_aimock"]
 
 AIMOCK_DIR = Path(__file__).resolve().parents[1] / "node/node_modules/@copilotkit/aimock"
 
@@ -52,27 +52,6 @@ class Aimock:
             pass
 
 
-def _unavailable(reason: str) -> NoReturn:
-    if os.environ.get("TOTEM_REQUIRE_SERVERS") == "1":
-        pytest.fail(f"aimock is required (TOTEM_REQUIRE_SERVERS=1) but {reason}")
-    pytest.skip(f"aimock unavailable: {reason}")
-
-
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port: int = sock.getsockname()[1]
-        return port
-
-
-def _ready(root: str) -> bool:
-    try:
-        with urllib.request.urlopen(f"{root}/health", timeout=1) as response:
-            return bool(response.status == 200)
-    except (urllib.error.URLError, OSError):
-        return False
-
-
 @contextlib.contextmanager
 def running_aimock(
     fixtures: Sequence[dict[str, Any]],
@@ -85,37 +64,21 @@ def running_aimock(
     environment, e.g. AIMOCK_API_KEYS); stop it on exit."""
     node = shutil.which("node")
     if node is None:
-        _unavailable("node is not on PATH")
+        unavailable("aimock: node is not on PATH")
     cli = AIMOCK_DIR / "dist" / "cli.js"
     if not cli.is_file():
-        _unavailable(f"{cli} is missing (run npm ci in tests/node)")
+        unavailable(f"aimock: {cli} is missing (run npm ci in tests/node)")
     with tempfile.TemporaryDirectory(prefix="totem-aimock-") as tmp:
         path = Path(tmp) / "fixtures.json"
         path.write_text(json.dumps({"fixtures": list(fixtures)}), encoding="utf-8")
         log_path = Path(tmp) / "aimock.log"
-        port = _free_port()
+        port = free_port()
         root = f"http://127.0.0.1:{port}"
         command = [node, str(cli), "-p", str(port), "-h", "127.0.0.1", "-f", str(path),
                    "--log-level", "warn", *args]
-        with open(log_path, "wb") as log:
-            process = subprocess.Popen(
-                command, stdout=log, stderr=subprocess.STDOUT, env={**os.environ, **(env or {})}
-            )
-        try:
-            deadline = time.monotonic() + timeout
-            while not _ready(root):
-                if process.poll() is not None or time.monotonic() > deadline:
-                    output = log_path.read_text(encoding="utf-8", errors="replace")[-2000:]
-                    pytest.fail(f"aimock did not start (exit {process.poll()}):\n{output}")
-                time.sleep(0.05)
+        with running(command, log=log_path, ready=lambda: http_ok(f"{root}/health"),
+                     what="aimock", timeout=timeout, env={**os.environ, **(env or {})}):
             yield Aimock(root=root, url=f"{root}/v1")
-        finally:
-            process.terminate()
-            try:
-                process.wait(timeout=5)
-            except subprocess.TimeoutExpired:
-                process.kill()
-                process.wait()
 
 
 def aimock_fixture(
@@ -133,3 +96,14 @@ def aimock_fixture(
             yield server
 
     return pytest.fixture(scope=scope, name=name)(start)
+
+
+def fixture(message: str, response: dict[str, Any], seq: int | None = None,
+            **extra: Any) -> dict[str, Any]:
+    """An aimock fixture: `response` to the user message `message` (the `seq`-th time it is
+    asked, when given); `match=` adds match conditions, other `extra` keys go beside them."""
+    match: dict[str, Any] = {"userMessage": message}
+    if seq is not None:
+        match["sequenceIndex"] = seq
+    match.update(extra.pop("match", {}))
+    return {"match": match, "response": response, **extra}

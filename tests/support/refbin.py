@@ -14,7 +14,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-import pytest
+from tests.support.required import unavailable
 
 NODE_MODULES = Path(__file__).resolve().parents[1] / "node" / "node_modules"
 
@@ -65,6 +65,4 @@ def require_apply_patch_binary(node_modules: Path = NODE_MODULES) -> Path:
         "reference apply_patch binary not found under "
         f"{node_modules}/@openai/codex-*/vendor/*/bin/codex (run `npm ci` in tests/node)"
     )
-    if os.environ.get("TOTEM_REQUIRE_SERVERS") == "1":
-        pytest.fail(message)
-    pytest.skip(message)
+    unavailable(message)

@@ -1,42 +1,15 @@
-"""A real ToolContext on a tmp_path project, with a real PermissionService."""
+"""Fixtures for the tool tests: a tmp_path project, a real ToolContext on it with a real
+PermissionService (tests.support.tool_calls), and a call as the loop makes it."""
 
 from __future__ import annotations
 
-import asyncio
-from collections.abc import Callable, Iterable
+import functools
 from pathlib import Path
-from typing import Any, Protocol
 
 import pytest
 
-from totem.abort import AbortSignal
-from totem.policy.permission import Mode, PermissionService, Rule
-from totem.tools.base import Tool, ToolContext, ToolResult, ToolSettings, parse_arguments
-
-
-class SnapshotLog:
-    """A SnapshotSink that keeps what it is given, in order."""
-
-    def __init__(self) -> None:
-        self.saved: list[tuple[str, bytes | None]] = []
-
-    def save_snapshot(
-        self, *, session_id: str, call_id: str, path: str, content: bytes | None
-    ) -> None:
-        self.saved.append((path, content))
-
-
-class MakeContext(Protocol):
-    def __call__(
-        self,
-        *,
-        mode: Mode = "yes",
-        rules: Iterable[Rule] = (),
-        settings: ToolSettings | None = None,
-    ) -> ToolContext: ...
-
-
-Call = Callable[..., ToolResult]
+from tests.support.tool_calls import Call, MakeContext, call_tool, tool_context
+from totem.tools.base import ToolContext
 
 
 @pytest.fixture
@@ -57,42 +30,12 @@ def outside(tmp_path: Path) -> Path:
 
 @pytest.fixture
 def make_ctx(project: Path) -> MakeContext:
-    def make(
-        *,
-        mode: Mode = "yes",
-        rules: Iterable[Rule] = (),
-        settings: ToolSettings | None = None,
-    ) -> ToolContext:
-        permission = PermissionService(rules=rules, mode=mode, project=str(project))
-        return ToolContext(
-            root=project,
-            session_id="ses_test",
-            call_id="call_test",
-            abort=AbortSignal(),
-            permission=permission,
-            settings=settings or ToolSettings(),
-            snapshots=SnapshotLog(),
-        )
-
-    return make
+    return functools.partial(tool_context, project)
 
 
 @pytest.fixture
 def ctx(make_ctx: MakeContext) -> ToolContext:
     return make_ctx()
-
-
-def call_tool(tool: Tool, ctx: ToolContext, **arguments: Any) -> ToolResult:
-    """Validate the arguments as the loop does and run the tool in a fresh event loop.
-
-    An asyncio.Event belongs to the first loop that waits on it, so a context used again
-    gets a new abort signal (unless it was aborted on purpose).
-    """
-    ctx.tool_name = tool.name
-    if not ctx.abort.aborted:
-        ctx.abort = AbortSignal()
-    args = parse_arguments(tool, arguments)
-    return asyncio.run(tool.run(args, ctx))
 
 
 @pytest.fixture

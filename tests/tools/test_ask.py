@@ -4,7 +4,7 @@ import asyncio
 
 import pytest
 
-from tests.tools.conftest import Call
+from tests.support.tool_calls import Call
 from totem.abort import Aborted
 from totem.events import Event, QuestionAsked
 from totem.policy.questions import QuestionService

@@ -7,10 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from tests.tools.conftest import Call, MakeContext
+from tests.support.tool_calls import Call, MakeContext, answering
 from totem.abort import Aborted
-from totem.events import Event, PermissionAsked
-from totem.policy.permission import PermissionDenied, PermissionService, Reply, Rule
+from totem.policy.permission import PermissionDenied, Rule
 from totem.tools.base import ToolContext, ToolError, ToolSettings
 from totem.tools.bash import Bash, BashInput
 
@@ -79,14 +78,7 @@ def test_always_remembers_each_command_with_its_subcommand(
     project: Path, make_ctx: MakeContext, call: Call
 ) -> None:
     ctx = make_ctx()
-    asked: list[PermissionAsked] = []
-
-    def answer(event: Event) -> None:
-        assert isinstance(event, PermissionAsked)
-        asked.append(event)
-        ctx.permission.reply(event.request_id, Reply("always"))
-
-    ctx.permission = PermissionService(rules=[], mode="interactive", project="p", emit=answer)
+    asked = answering(ctx, "always")
     call(Bash(), ctx, command="git status && ls -la | wc -l")
     assert asked[0].patterns == ["git status", "ls -la", "wc -l"]
     assert asked[0].always == ["git status *", "ls *", "wc *"]

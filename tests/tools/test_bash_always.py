@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.tools.conftest import Call, MakeContext
+from tests.support.tool_calls import Call, MakeContext
 from totem.events import Event, PermissionAsked
 from totem.policy.bash_rules import always_rules
 from totem.policy.permission import PermissionDenied, PermissionService, Reply, Rule, evaluate

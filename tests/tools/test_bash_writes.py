@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.tools.conftest import Call, MakeContext
+from tests.support.tool_calls import Call, MakeContext
 from totem.events import Event, PermissionAsked
 from totem.policy.permission import PermissionDenied, PermissionService, Reply, Rule
 from totem.policy.shell_writes import WriteTarget, write_targets

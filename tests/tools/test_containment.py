@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from tests.tools.conftest import Call, MakeContext
+from tests.support.tool_calls import Call, MakeContext
 from totem.policy.permission import Rule
 from totem.tools.base import Tool, ToolContext, ToolError
 from totem.tools.edit import Edit

@@ -5,12 +5,10 @@ import time
 
 import pytest
 
-from tests.tools.conftest import Call, MakeContext
-from tests.tools.helpers_extra import Reply, http_server
+from tests.support.local_http import Reply, http_server
+from tests.support.tool_calls import Call, MakeContext, answering
 from totem.abort import Aborted
-from totem.events import Event, PermissionAsked
-from totem.policy.permission import PermissionDenied, PermissionService, Rule
-from totem.policy.permission import Reply as PermissionReply
+from totem.policy.permission import PermissionDenied, Rule
 from totem.tools.base import ToolContext, ToolError
 from totem.tools.fetch import MAX_BYTES, Fetch, FetchInput
 
@@ -135,14 +133,7 @@ def test_connection_refused(ctx: ToolContext, call: Call) -> None:
 
 def test_permission_is_asked_with_the_host(make_ctx: MakeContext, call: Call) -> None:
     ctx = make_ctx()
-    asked: list[PermissionAsked] = []
-
-    def answer(event: Event) -> None:
-        assert isinstance(event, PermissionAsked)
-        asked.append(event)
-        ctx.permission.reply(event.request_id, PermissionReply("once"))
-
-    ctx.permission = PermissionService(rules=[], mode="interactive", project="p", emit=answer)
+    asked = answering(ctx, "once")
     with http_server({"/": Reply(body=b"ok", headers={"Content-Type": "text/plain"})}) as server:
         assert call(Fetch(), ctx, url=server.base + "/").output == "ok"
     assert [(a.permission, a.patterns) for a in asked] == [("fetch", ["127.0.0.1"])]

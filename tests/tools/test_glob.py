@@ -5,7 +5,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.tools.conftest import Call
+from tests.support.tool_calls import Call
 from totem.tools.base import ToolContext, ToolError
 from totem.tools.glob import Glob, compile_glob
 

@@ -4,7 +4,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.tools.conftest import Call, MakeContext, SnapshotLog
+from tests.support.tool_calls import Call, MakeContext, SnapshotLog, answering
 from totem.policy.permission import PermissionDenied
 from totem.tools.base import ToolContext, ToolError
 from totem.tools.patch import Patch
@@ -90,19 +90,9 @@ def test_update_of_a_missing_file(ctx: ToolContext, call: Call) -> None:
 
 
 def test_asks_edit_with_every_path(project: Path, make_ctx: MakeContext, call: Call) -> None:
-    from totem.events import Event, PermissionAsked
-    from totem.policy.permission import PermissionService, Reply
-
     (project / "a.txt").write_text("one\n")
     ctx = make_ctx()
-    asked: list[PermissionAsked] = []
-
-    def answer(event: Event) -> None:
-        assert isinstance(event, PermissionAsked)
-        asked.append(event)
-        ctx.permission.reply(event.request_id, Reply("reject"))
-
-    ctx.permission = PermissionService(rules=[], mode="interactive", project="p", emit=answer)
+    asked = answering(ctx, "reject")
     text = patch("*** Add File: b.txt", "+x", "*** Update File: a.txt", "@@", "-one", "+1")
     with pytest.raises(PermissionDenied):
         call(Patch(), ctx, patch=text)

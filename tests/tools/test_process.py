@@ -9,10 +9,9 @@ from typing import Any
 
 import pytest
 
-from tests.tools.conftest import MakeContext
-from tests.tools.helpers_extra import gone, group_members, wait_until
-from totem.events import Event, PermissionAsked
-from totem.policy.permission import PermissionDenied, PermissionService, Reply, Rule
+from tests.support.processes import gone, group_members, wait_until
+from tests.support.tool_calls import MakeContext, answering
+from totem.policy.permission import PermissionDenied, Rule
 from totem.tools.base import Tool, ToolContext, ToolError, ToolResult, ToolSettings, parse_arguments
 from totem.tools.process import ProcessManager, ProcessTool
 
@@ -164,17 +163,8 @@ def test_permission_as_bash(project: Path, make_ctx: MakeContext) -> None:
     asyncio.run(scenario())
     assert not (project / "no.txt").exists()
 
-    asked: list[PermissionAsked] = []
     interactive = make_ctx()
-
-    def answer(event: Event) -> None:
-        assert isinstance(event, PermissionAsked)
-        asked.append(event)
-        interactive.permission.reply(event.request_id, Reply("always"))
-
-    interactive.permission = PermissionService(
-        rules=[], mode="interactive", project="p", emit=answer
-    )
+    asked = answering(interactive, "always")
 
     async def ask() -> None:
         await act(interactive, action="start", command="sleep 1 | wc -l")

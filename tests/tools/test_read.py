@@ -5,7 +5,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.tools.conftest import Call, MakeContext
+from tests.support.tool_calls import Call, MakeContext
 from totem.tools.base import ToolContext, ToolError, ToolSettings
 from totem.tools.read import Read
 

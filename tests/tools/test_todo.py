@@ -4,7 +4,7 @@ import json
 
 import pytest
 
-from tests.tools.conftest import Call
+from tests.support.tool_calls import Call
 from totem.events import Event, TodoUpdated
 from totem.tools.base import ToolContext, ToolError, tool_spec
 from totem.tools.todo import TodoList, TodoTool

@@ -5,8 +5,8 @@ from urllib.parse import parse_qs, urlsplit
 
 import pytest
 
-from tests.tools.conftest import Call, MakeContext
-from tests.tools.helpers_extra import Reply, http_server
+from tests.support.local_http import Reply, http_server
+from tests.support.tool_calls import Call, MakeContext
 from totem.policy.permission import PermissionDenied, Rule
 from totem.tools.base import ToolContext, ToolError
 from totem.tools.websearch import WebSearch, websearch_tool

@@ -4,7 +4,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.tools.conftest import Call, MakeContext, SnapshotLog
+from tests.support.tool_calls import Call, MakeContext, SnapshotLog
 from totem.policy.permission import PermissionDenied
 from totem.tools.base import ToolContext, ToolError
 from totem.tools.edit import Edit

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.trust.support import ATTACK_TURNS, USER_KEY, Victim, events
+from tests.support.trust_victims import ATTACK_TURNS, USER_KEY, Victim, events
 
 
 @pytest.fixture

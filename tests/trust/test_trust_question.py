@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.trust.support import TOTEM, Victim
+from tests.support.trust_victims import TOTEM, Victim
 
 QUESTION = b"Trust this folder? [y/N] "
 ANSI = re.compile(r"\x1b\[[0-9;]*m")

@@ -11,7 +11,8 @@ from typing import Any
 
 import pytest
 
-from tests.web.support import Served, finished, no_process, project, scripted
+from tests.support.processes import no_process
+from tests.support.web_serve import Served, finished, project, scripted
 from totem.testing.fake_server import FakeOpenAIServer
 
 ALLOW_BASH = "permission:\n  - {permission: bash, pattern: '*', action: allow}\n"

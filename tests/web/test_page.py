@@ -12,14 +12,15 @@ from typing import Any
 import pytest
 
 from tests.support.aimock import running_aimock
-from tests.web.support import Served, browser, no_process, openai_config, project, scripted
+from tests.support.processes import no_process
+from tests.support.web_page import TIMEOUT, answer_text, send, shows, wait_answer, wait_js
+from tests.support.web_serve import Served, browser, openai_config, project, scripted
 from totem.store.sqlite import SqliteStore
 from totem.testing.fake_server import FakeOpenAIServer
 
 pytestmark = pytest.mark.web
 
 STORY = " ".join(f"word{i:03d}" for i in range(60))  # 479 characters, streamed 3 at a time
-TIMEOUT = 20_000  # ms, for each wait on the page
 
 
 @pytest.fixture(scope="module")
@@ -51,41 +52,6 @@ def open_page(chromium: Any) -> Iterator[Any]:
         context.close()
     # a page whose server stopped first retries its event stream: not an error of the page
     assert [e for e in errors if "ERR_CONNECTION_REFUSED" not in e] == []
-
-
-def wait_js(page: Any, expression: str, timeout: float = TIMEOUT / 1000) -> Any:
-    """Poll `expression` in the page until it is true (wait_for_function compiles its
-    predicate with eval, which the page's Content-Security-Policy forbids)."""
-    deadline = time.monotonic() + timeout
-    while True:
-        value = page.evaluate(expression)
-        if value:
-            return value
-        if time.monotonic() > deadline:
-            raise AssertionError(f"the page never made this true: {expression}")
-        time.sleep(0.03)
-
-
-def wait_answer(page: Any, test: str) -> None:
-    """Wait until some answer text of the conversation passes `test` (a JS function)."""
-    wait_js(page, f"[...document.querySelectorAll('#conversation .md')]"
-                  f".some(m => ({test})(m.textContent))")
-
-
-def shows(page: Any, text: str) -> None:
-    wait_js(page, f"document.querySelector('#conversation').textContent.includes({text!r})")
-
-
-def send(page: Any, text: str) -> None:
-    page.fill("#prompt", text)
-    page.press("#prompt", "Enter")
-
-
-def answer_text(page: Any, nth: int = -1) -> str:
-    texts: list[str] = page.eval_on_selector_all(
-        "#conversation > .turn", "ts => ts.map(t => [...t.querySelectorAll(':scope > .turn-body "
-        "> .md')].map(m => m.textContent).join(''))")
-    return texts[nth] if texts else ""
 
 
 def test_a_streamed_answer_appears_token_by_token_in_every_tab(

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.web.support import Served, project, scripted
+from tests.support.web_serve import Served, project, scripted
 
 
 @pytest.fixture(scope="module")

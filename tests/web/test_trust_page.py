@@ -10,8 +10,8 @@ from typing import Any
 
 import pytest
 
-from tests.web.support import Served, browser
-from tests.web.test_page import TIMEOUT, send, shows, wait_js
+from tests.support.web_page import TIMEOUT, send, shows, wait_js
+from tests.support.web_serve import Served, browser
 from totem.testing.fake_server import FakeOpenAIServer
 
 pytestmark = pytest.mark.web

@@ -5,7 +5,9 @@
     running_everything_http()          it over streamable HTTP on a free port (a context)
     python_server(name, mark)          tests/mcp/pyserver.py (the Python SDK) over stdio
     Person(...)                        answers permission and questions from the events
-    processes_with(mark)               pids whose environment carries the mark (/proc)
+
+(`processes_with(mark)`, the pids whose environment carries the mark, is in
+tests.support.processes.)
 
 When node or the package is missing the test is skipped, unless TOTEM_REQUIRE_SERVERS=1.
 """
@@ -16,17 +18,15 @@ import asyncio
 import contextlib
 import os
 import shutil
-import socket
-import subprocess
 import sys
-import time
 import uuid
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Any, NoReturn
+from typing import Any
 
-import pytest
-
+from tests.support.ports import free_port, port_open
+from tests.support.processes import running
+from tests.support.required import unavailable
 from totem.abort import AbortSignal
 from totem.events import Event, PermissionAsked, QuestionAsked
 from totem.mcp.config import HttpServer, StdioServer
@@ -34,26 +34,20 @@ from totem.policy.permission import Mode, PermissionService, Reply, Rule
 from totem.policy.questions import QuestionService
 from totem.tools.base import Tool, ToolContext, ToolResult, ToolSettings, parse_arguments
 
-HERE = Path(__file__).resolve().parent
-EVERYTHING = HERE.parent / "node/node_modules/@modelcontextprotocol/server-everything/dist/index.js"
-PYSERVER = HERE / "pyserver.py"
-RAWSERVER = HERE / "rawserver.py"
+TESTS = Path(__file__).resolve().parents[1]
+EVERYTHING = TESTS / "node/node_modules/@modelcontextprotocol/server-everything/dist/index.js"
+PYSERVER = TESTS / "mcp/pyserver.py"
+RAWSERVER = TESTS / "mcp/rawserver.py"
 STARTUP = 20.0  # seconds: node starts in about 1 s here, more on a loaded machine
 CALL = 10.0
-
-
-def unavailable(reason: str) -> NoReturn:
-    if os.environ.get("TOTEM_REQUIRE_SERVERS") == "1":
-        pytest.fail(f"MCP test server required (TOTEM_REQUIRE_SERVERS=1) but {reason}")
-    pytest.skip(f"MCP test server unavailable: {reason}")
 
 
 def node() -> str:
     found = shutil.which("node")
     if found is None:
-        unavailable("node is not on PATH")
+        unavailable("MCP test server: node is not on PATH")
     if not EVERYTHING.is_file():
-        unavailable(f"{EVERYTHING} is missing (run npm install in tests/node)")
+        unavailable(f"MCP test server: {EVERYTHING} is missing (run npm install in tests/node)")
     return found
 
 
@@ -93,13 +87,6 @@ def python_server(
     )
 
 
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port: int = sock.getsockname()[1]
-        return port
-
-
 @contextlib.contextmanager
 def running_everything_http(
     tmp: Path, *, name: str = "web", timeout: float = CALL, sse: bool = False
@@ -108,20 +95,9 @@ def running_everything_http(
     listens on all interfaces; only the loopback address is ever used)."""
     command = [node(), str(EVERYTHING), "sse" if sse else "streamableHttp"]
     port = free_port()
-    log_path = tmp / f"everything-http-{port}.log"
-    with open(log_path, "wb") as log:
-        process = subprocess.Popen(
-            command, stdout=log, stderr=subprocess.STDOUT, env={**os.environ, "PORT": str(port)}
-        )
-    try:
-        deadline = time.monotonic() + STARTUP
-        while True:
-            with contextlib.suppress(OSError), socket.create_connection(("127.0.0.1", port), 0.2):
-                break
-            if process.poll() is not None or time.monotonic() > deadline:
-                output = log_path.read_text(errors="replace")[-2000:]
-                pytest.fail(f"server-everything (HTTP) did not start:\n{output}")
-            time.sleep(0.05)
+    with running(command, log=tmp / f"everything-http-{port}.log",
+                 ready=lambda: port_open(port), what="server-everything (HTTP)",
+                 timeout=STARTUP, env={**os.environ, "PORT": str(port)}):
         yield HttpServer(
             name=name,
             url=f"http://127.0.0.1:{port}/{'sse' if sse else 'mcp'}",
@@ -129,31 +105,6 @@ def running_everything_http(
             timeout=timeout,
             startup_timeout=STARTUP,
         )
-    finally:
-        process.terminate()
-        try:
-            process.wait(timeout=5)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait()
-
-
-def processes_with(mark: str) -> list[int]:
-    """Live processes (not zombies) whose environment holds TOTEM_TEST_MARK=mark."""
-    needle = f"TOTEM_TEST_MARK={mark}".encode()
-    found: list[int] = []
-    for entry in Path("/proc").iterdir():
-        if not entry.name.isdigit():
-            continue
-        try:
-            if needle not in (entry / "environ").read_bytes().split(b"\0"):
-                continue
-            state = (entry / "stat").read_text().rsplit(")", 1)[1].split()[0]
-        except OSError:
-            continue
-        if state != "Z":
-            found.append(int(entry.name))
-    return found
 
 
 Answer = Callable[[QuestionAsked], str | None]

@@ -25,10 +25,11 @@ import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, NoReturn
+from typing import Any
 from urllib.parse import urlsplit
 
-import pytest
+from tests.support.project_files import write_file
+from tests.support.required import unavailable
 
 CHROMIUM = os.environ.get("TOTEM_CHROMIUM", "/usr/bin/chromium")
 CHROMIUM_ARGS = [
@@ -37,21 +38,12 @@ CHROMIUM_ARGS = [
 ]
 
 
-def unavailable(reason: str) -> NoReturn:
-    if os.environ.get("TOTEM_REQUIRE_WEB") == "1":
-        pytest.fail(f"the browser tests are required (TOTEM_REQUIRE_WEB=1) but {reason}")
-    pytest.skip(f"browser unavailable: {reason} (run scripts/web-test-deps.sh)")
-
-
 def project(tmp: Path, config: str, *, files: dict[str, str] | None = None) -> Path:
     """A project folder with `.totem/config.yaml` = `config` and the given files."""
     root = tmp / "project"
-    (root / ".totem").mkdir(parents=True, exist_ok=True)
-    (root / ".totem" / "config.yaml").write_text(config, encoding="utf-8")
+    write_file(root / ".totem" / "config.yaml", config)
     for name, text in (files or {}).items():
-        path = root / name
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(text, encoding="utf-8")
+        write_file(root / name, text)
     return root
 
 
@@ -204,11 +196,13 @@ def finished(events: list[tuple[int | None, dict[str, Any]]]) -> bool:
 def browser() -> Iterator[Any]:
     """A headless Chromium (Debian's) through Playwright: yields the Browser."""
     if not (os.path.exists(CHROMIUM) or shutil.which(CHROMIUM)):
-        unavailable(f"{CHROMIUM} is missing")
+        unavailable(f"browser: {CHROMIUM} is missing (run scripts/web-test-deps.sh)",
+                    required_by="TOTEM_REQUIRE_WEB")
     try:
         from playwright.sync_api import sync_playwright
     except ImportError:
-        unavailable("the Python package playwright is not installed")
+        unavailable("browser: the Python package playwright is not installed (run "
+                    "scripts/web-test-deps.sh)", required_by="TOTEM_REQUIRE_WEB")
     with sync_playwright() as playwright:
         chromium = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
         try:
@@ -216,13 +210,3 @@ def browser() -> Iterator[Any]:
         finally:
             chromium.close()
 
-
-def no_process(marker: str) -> bool:
-    """True when no process on this machine has `marker` in its command line."""
-    for entry in Path("/proc").iterdir():
-        if not entry.name.isdigit():
-            continue
-        with contextlib.suppress(OSError):
-            if marker.encode() in (entry / "cmdline").read_bytes().replace(b"\0", b" "):
-                return False
-    return True

@@ -30,7 +30,7 @@ from totem.settings.config import Config, KnowledgeSettings
 from totem.store.sqlite import SqliteStore
 from totem.testing.scripted import ScriptedProvider, Turn
 
-STANDIN = Path(__file__).resolve().parent / "forge_standin.py"
+STANDIN = Path(__file__).resolve().parents[1] / "knowledge/forge_standin.py"
 
 
 def standin_spec(log: Path, *, delay: float = 0.0) -> dict[str, Any]:
