@@ -10,6 +10,8 @@ The rules that keep output honest:
 - a failure *after* an event was passed on is raised: retrying would show the start of
   the answer twice;
 - a `FatalError` (bad key, invalid request) is raised at once;
+- a `LocalServerDown` (nothing answers at a local address) is retried twice, within about
+  two seconds, then raised: a server that is not started will not start by waiting;
 - the wait between tries ends early with `Aborted` when the run's abort signal fires.
 
 `sleep` and `rng` are injectable so that tests run the policy in no time, without patching.
@@ -32,6 +34,7 @@ from totem.providers.base import (
     AuthError,
     FatalError,
     InvalidRequest,
+    LocalServerDown,
     ProviderError,
     RateLimited,
     RetryableError,
@@ -47,6 +50,9 @@ __all__ = [
 ]
 
 JITTER = 0.3
+LOCAL_TRIES = 3  # a local server that refuses the connection: two retries, then the error
+LOCAL_BASE = 0.5
+LOCAL_CAP = 1.0
 
 
 def backoff_delay(
@@ -83,6 +89,16 @@ def _as_retryable(exc: BaseException) -> RetryableError | None:
     if isinstance(exc, ConnectionError):
         return RetryableError(f"network: {exc or type(exc).__name__}")
     return None
+
+
+def _policy(
+    error: RetryableError, *, max_tries: int, base: float, cap: float
+) -> tuple[int, float, float]:
+    """How many tries `error` gets, and the base and cap of its waits: a local server that
+    is down gets a few short ones."""
+    if isinstance(error, LocalServerDown):
+        return min(max_tries, LOCAL_TRIES), min(base, LOCAL_BASE), min(cap, LOCAL_CAP)
+    return max_tries, base, cap
 
 
 async def _wait(
@@ -137,14 +153,15 @@ async def stream_with_retry(
             error = _as_retryable(exc)
             if error is None:
                 raise
+            tries, first, most = _policy(error, max_tries=max_tries, base=base, cap=cap)
             delay = backoff_delay(
-                attempt, retry_after=error.retry_after, base=base, cap=cap, rng=rng
+                attempt, retry_after=error.retry_after, base=first, cap=most, rng=rng
             )
             too_long = error.retry_after is not None and error.retry_after > max_retry_after
             if too_long:
                 error.message = f"{error.message} (the provider asks to wait {delay:.0f} s)"
                 error.args = (error.message,)
-            if yielded or attempt >= max_tries or too_long:
+            if yielded or attempt >= tries or too_long:
                 if error is exc:
                     raise
                 raise error from exc
