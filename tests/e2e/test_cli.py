@@ -155,6 +155,18 @@ def test_a_local_server_that_is_not_there_fails_fast_and_says_how_to_start_it(
     assert "llama-server" in end["detail"] and "base_url" in end["detail"]
 
 
+def test_a_cut_answer_starts_again_on_a_line_of_its_own_after_the_notice(env: Env) -> None:
+    turns = [{"text": "Half of the", "cut": True}, {"text": "The whole answer."}]
+    with env.serve(turns):
+        done = env.run("hello")
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.splitlines()
+    notice = next(i for i, line in enumerate(lines) if "Connection lost mid-answer" in line)
+    assert lines[notice - 1] == "Half of the"
+    assert lines[notice + 1] == "The whole answer."
+    assert done.stdout.count("Half of the") == 1
+
+
 def test_continue_resumes_the_latest_session(env: Env) -> None:
     with env.serve([{"text": "first"}, {"text": "second"}]):
         assert env.run("one").returncode == 0

@@ -134,6 +134,23 @@ def test_a_stream_that_breaks_after_output_is_raised_not_retried() -> None:
     assert script.opened == 1
 
 
+def test_with_on_cut_a_stream_cut_after_output_is_retried_and_reported_as_a_cut() -> None:
+    script = Script([TextChunk("partial"), RetryableError("network: cut")], reply("again"))
+    cuts: list[tuple[str, int, float]] = []
+    events, sleeps, retries = collect(script, on_cut=lambda e, n, d: cuts.append((e.message, n, d)))
+    assert [e.text for e in events if isinstance(e, TextChunk)] == ["partial", "again"]
+    assert cuts == [("network: cut", 1, 1.0)] and not retries
+    assert sleeps.delays == [1.0]
+
+
+def test_cuts_are_bounded_by_the_same_tries() -> None:
+    script = Script([TextChunk("partial"), RetryableError("network: cut")])
+    cuts: list[int] = []
+    with pytest.raises(RetryableError, match="cut"):
+        collect(script, max_tries=4, on_cut=lambda e, n, d: cuts.append(n))
+    assert script.opened == 4 and cuts == [1, 2, 3]
+
+
 def test_fatal_errors_raise_at_once() -> None:
     for error in (AuthError("bad key", status=401), InvalidRequest("bad request", status=400)):
         script = Script([error], reply("never"))

@@ -315,9 +315,12 @@ def not_a_stream(body: bytes) -> RetryableError:
     return RetryableError(f"malformed response: expected an event stream, got {snippet!r}")
 
 
-async def sse_data(response: httpx.Response, *, until: str | None = None) -> AsyncIterator[str]:
+async def sse_data(
+    response: httpx.Response, *, until: str | None = None,
+    on_until: Callable[[], object] | None = None,
+) -> AsyncIterator[str]:
     """The `data` of each server-sent event of `response` (see `sse.aiter_sse`)."""
-    async for event in aiter_sse(response.aiter_bytes(), until=until):
+    async for event in aiter_sse(response.aiter_bytes(), until=until, on_until=on_until):
         yield event.data
 
 

@@ -8,7 +8,9 @@ The rules that keep output honest:
 
 - a failure *before* the first event is retried, even a stream that simply ended;
 - a failure *after* an event was passed on is raised: retrying would show the start of
-  the answer twice;
+  the answer twice as if it were one answer. A caller that can restart the answer
+  honestly (keep the cut one apart, say so) passes `on_cut`: then such a failure is retried
+  too, within the same tries, and `on_cut` is called instead of `on_retry`;
 - a `FatalError` (bad key, invalid request) is raised at once;
 - a `LocalServerDown` (nothing answers at a local address) is retried twice, within about
   two seconds, then raised: a server that is not started will not start by waiting;
@@ -124,6 +126,7 @@ async def stream_with_retry(
     *,
     abort: AbortSignal,
     on_retry: Callable[[RetryableError, int, float], None] | None = None,
+    on_cut: Callable[[RetryableError, int, float], None] | None = None,
     max_tries: int = 10,
     base: float = 1.0,
     cap: float = 60.0,
@@ -134,8 +137,10 @@ async def stream_with_retry(
     """The events of `open_stream()`, retried on transient failures (see the module doc).
 
     `on_retry(error, attempt, delay)` is called before each wait, `attempt` being the number
-    of the try that failed. A provider asking to wait longer than `max_retry_after` seconds
-    (a daily quota, say) is not waited for: its error is raised with that wait in it.
+    of the try that failed; `on_cut`, with the same arguments, instead when that try had
+    passed events on (without it, such a failure is raised). A provider asking to wait
+    longer than `max_retry_after` seconds (a daily quota, say) is not waited for: its error
+    is raised with that wait in it.
     """
     attempt = 0
     while True:
@@ -161,7 +166,7 @@ async def stream_with_retry(
             if too_long:
                 error.message = f"{error.message} (the provider asks to wait {delay:.0f} s)"
                 error.args = (error.message,)
-            if yielded or attempt >= tries or too_long:
+            if (yielded and on_cut is None) or attempt >= tries or too_long:
                 if error is exc:
                     raise
                 raise error from exc
@@ -169,8 +174,9 @@ async def stream_with_retry(
             close = getattr(stream, "aclose", None)
             if close is not None:
                 await close()
-        if on_retry is not None:
-            on_retry(error, attempt, delay)
+        report = on_cut if yielded else on_retry
+        if report is not None:
+            report(error, attempt, delay)
         await _wait(delay, abort, sleep)
 
 
