@@ -14,6 +14,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any, Literal, TypeAlias, assert_never
 
 __all__ = [
+    "INTERRUPTED",
     "ImageBlock",
     "Message",
     "NoticePart",
@@ -31,6 +32,7 @@ __all__ = [
 ]
 
 Role: TypeAlias = Literal["user", "assistant"]
+INTERRUPTED = "interrupted"  # the `finish` of an answer cut mid-way by the connection
 ToolState: TypeAlias = Literal["pending", "running", "completed", "error"]
 
 _counter = 0
@@ -148,6 +150,12 @@ class Message:
 
     def text(self) -> str:
         return "".join(p.text for p in self.parts if isinstance(p, TextPart))
+
+    @property
+    def interrupted(self) -> bool:
+        """An answer the connection cut, then asked for again: kept and shown as cut,
+        never sent back to the model as if it had been said."""
+        return self.finish == INTERRUPTED
 
 
 def part_to_dict(part: Part) -> dict[str, Any]:

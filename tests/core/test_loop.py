@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
@@ -20,7 +21,15 @@ from totem.events import (
 )
 from totem.messages import NoticePart, ReasoningPart, TextPart, ToolPart
 from totem.policy.permission import Rule
-from totem.providers.base import ModelRequest, StreamEnd, TextChunk
+from totem.providers.base import (
+    ModelRequest,
+    RetryableError,
+    StreamEnd,
+    StreamEvent,
+    TextChunk,
+    ToolArgsChunk,
+    ToolCallBegin,
+)
 from totem.run.loop import run_events
 from totem.testing.scripted import FunctionProvider, ScriptedProvider, Turn, call, reply
 
@@ -281,3 +290,51 @@ def test_prompt_cache_expiry_is_tracked(tmp_path: Path) -> None:
     assert step.cache_expires is not None and 290 < step.cache_expires - time.time() <= 300
     _, events = run_once(agent, "two", session_id=sid)
     assert next(e for e in events if isinstance(e, StepFinished)).cache_expires is None
+
+
+class CutAfterACall:
+    """A provider whose first answer starts a tool call and is cut (as a dropped connection
+    surfaces from an adapter); the next one answers in words. It keeps every request."""
+
+    name = "cut"
+
+    def __init__(self) -> None:
+        self.requests: list[ModelRequest] = []
+
+    async def stream(self, request: ModelRequest) -> AsyncIterator[StreamEvent]:
+        self.requests.append(request)
+        if len(self.requests) == 1:
+            yield TextChunk("Let me echo. ")
+            yield ToolCallBegin(0, "call_1", "echo")
+            yield ToolArgsChunk(0, '{"text": "ne')
+            raise RetryableError("network: peer closed connection")
+        for event in reply("Answered after the cut."):
+            yield event
+
+    async def aclose(self) -> None:
+        pass
+
+
+def test_a_cut_answer_is_kept_apart_its_call_not_run_and_never_sent_back(tmp_path: Path) -> None:
+    provider = CutAfterACall()
+    agent = make_agent(tmp_path, provider)
+    sid, events = run_once(agent, "echo something")
+    assert finished(events).reason == "finished"
+    assert not any(isinstance(e, ToolStart | ToolEnd) for e in events)
+    notice = next(i for i, e in enumerate(events)
+                  if isinstance(e, Notice) and "Connection lost mid-answer" in e.text)
+    assert [e.text for e in events[:notice] if isinstance(e, TextDelta)] == ["Let me echo. "]
+    after = "".join(e.text for e in events[notice:] if isinstance(e, TextDelta))
+    assert after == "Answered after the cut."
+    user, cut, answer = agent.store.messages(sid)
+    assert cut.interrupted and cut.text() == "Let me echo. "
+    tool = next(p for p in cut.parts if isinstance(p, ToolPart))
+    assert tool.state == "error" and tool.output.startswith("Not run: the connection was lost")
+    assert isinstance(cut.parts[-1], NoticePart) and "peer closed" in cut.parts[-1].text
+    assert answer.text() == "Answered after the cut." and not answer.interrupted
+    # asked again with what was said before the cut, and afterwards the cut is left out
+    assert [m.role for m in provider.requests[1].messages] == ["user"]
+    _, _ = run_once(agent, "and again?", session_id=sid)
+    sent = provider.requests[2].messages
+    assert [m.role for m in sent] == ["user", "assistant", "user"]
+    assert sent[1].text() == "Answered after the cut."

@@ -16,6 +16,7 @@ from typing import Any
 
 import pytest
 
+from tests.support.ports import closed_port
 from totem.store.sqlite import SqliteStore
 from totem.testing.fake_server import FakeOpenAIServer
 
@@ -134,6 +135,36 @@ def test_auth_failure_exits_1_with_the_reason(env: Env) -> None:
         done = env.run("hello")
     assert done.returncode == 1
     assert "provider failed" in done.stdout
+
+
+def test_a_local_server_that_is_not_there_fails_fast_and_says_how_to_start_it(
+    env: Env,
+) -> None:
+    url = f"http://127.0.0.1:{closed_port()}/v1"
+    (env.tmp / "totem.yaml").write_text(
+        f"model: local/m\nproviders:\n  local: {{kind: openai, base_url: '{url}'}}\n"
+    )
+    done = env.run("--format", "json", "hello")
+    assert done.returncode == 1, done.stderr
+    seen = events(done.stdout)
+    retries = [e for e in seen if e["type"] == "notice" and "retrying" in e["text"]]
+    assert len(retries) == 2  # two retries, not ten
+    end = seen[-1]
+    assert end["type"] == "run_finished" and end["reason"] == "error"
+    assert f"nothing answers at {url} — start your model server" in end["detail"]
+    assert "llama-server" in end["detail"] and "base_url" in end["detail"]
+
+
+def test_a_cut_answer_starts_again_on_a_line_of_its_own_after_the_notice(env: Env) -> None:
+    turns = [{"text": "Half of the", "cut": True}, {"text": "The whole answer."}]
+    with env.serve(turns):
+        done = env.run("hello")
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.splitlines()
+    notice = next(i for i, line in enumerate(lines) if "Connection lost mid-answer" in line)
+    assert lines[notice - 1] == "Half of the"
+    assert lines[notice + 1] == "The whole answer."
+    assert done.stdout.count("Half of the") == 1
 
 
 def test_continue_resumes_the_latest_session(env: Env) -> None:

@@ -157,11 +157,14 @@ def test_tools_limits_and_options() -> None:
 # -- from_wire -------------------------------------------------------------------------------
 
 
-def play(chunks: Sequence[dict[str, Any]]) -> list[StreamEvent]:
+def play(chunks: Sequence[dict[str, Any]], *, done: bool = True) -> list[StreamEvent]:
+    """The events of `chunks`, the stream ended by `[DONE]` unless `done` is false."""
     state = ChatStreamState()
     events: list[StreamEvent] = []
     for chunk in chunks:
         events += from_wire(chunk, state)
+    if done:
+        state.end()
     return events + finish(state)
 
 
@@ -267,6 +270,13 @@ def test_exactly_one_stream_end() -> None:
 def test_nothing_at_all_is_a_retryable_error() -> None:
     with pytest.raises(RetryableError, match="before any output"):
         play([delta(role="assistant", content="")])
+
+
+def test_output_then_neither_finish_reason_nor_done_is_a_cut_stream() -> None:
+    with pytest.raises(RetryableError, match="ended mid-answer"):
+        play([delta(content="The first half")], done=False)
+    assert play([delta("stop", content="x")], done=False)[-1] == StreamEnd("stop", "stop")
+    assert play([delta(content="x")], done=True)[-1] == StreamEnd("stop", "")
 
 
 def test_only_malformed_chunks_is_a_retryable_error() -> None:

@@ -10,6 +10,8 @@ from totem.abort import Aborted, AbortSignal
 from totem.providers.base import (
     AuthError,
     InvalidRequest,
+    LocalServerDown,
+    ModelRequest,
     ProviderError,
     RateLimited,
     RetryableError,
@@ -17,6 +19,8 @@ from totem.providers.base import (
     StreamEvent,
     TextChunk,
 )
+from totem.providers.openai_chat import OpenAIChatProvider
+from totem.providers.transport.local import is_local_url
 from totem.providers.transport.retry import backoff_delay, stream_with_retry
 from totem.testing.scripted import reply
 
@@ -130,6 +134,23 @@ def test_a_stream_that_breaks_after_output_is_raised_not_retried() -> None:
     assert script.opened == 1
 
 
+def test_with_on_cut_a_stream_cut_after_output_is_retried_and_reported_as_a_cut() -> None:
+    script = Script([TextChunk("partial"), RetryableError("network: cut")], reply("again"))
+    cuts: list[tuple[str, int, float]] = []
+    events, sleeps, retries = collect(script, on_cut=lambda e, n, d: cuts.append((e.message, n, d)))
+    assert [e.text for e in events if isinstance(e, TextChunk)] == ["partial", "again"]
+    assert cuts == [("network: cut", 1, 1.0)] and not retries
+    assert sleeps.delays == [1.0]
+
+
+def test_cuts_are_bounded_by_the_same_tries() -> None:
+    script = Script([TextChunk("partial"), RetryableError("network: cut")])
+    cuts: list[int] = []
+    with pytest.raises(RetryableError, match="cut"):
+        collect(script, max_tries=4, on_cut=lambda e, n, d: cuts.append(n))
+    assert script.opened == 4 and cuts == [1, 2, 3]
+
+
 def test_fatal_errors_raise_at_once() -> None:
     for error in (AuthError("bad key", status=401), InvalidRequest("bad request", status=400)):
         script = Script([error], reply("never"))
@@ -151,6 +172,60 @@ def test_backoff_sequence_over_ten_tries() -> None:
     with pytest.raises(RetryableError):
         collect(script, sleep=sleeps)
     assert sleeps.delays == [1, 2, 4, 8, 16, 32, 60, 60, 60]
+
+
+def test_a_local_server_that_is_down_gets_two_short_retries() -> None:
+    script = Script([LocalServerDown("nothing answers at http://127.0.0.1:8080/v1")])
+    sleeps = Sleeps()
+    with pytest.raises(LocalServerDown, match="nothing answers"):
+        collect(script, sleep=sleeps)
+    assert script.opened == 3
+    assert sleeps.delays == [0.5, 1.0]
+
+
+@pytest.mark.parametrize(
+    "url",
+    ["http://127.0.0.1:8080/v1", "http://127.5.0.1", "http://[::1]:11434", "http://localhost:1234",
+     "http://10.0.0.7:8000", "http://172.20.1.1", "http://192.168.1.20:8080/v1",
+     "http://gpu-box.local:8080", "http://LOCALHOST."],
+)
+def test_local_and_private_addresses_are_local(url: str) -> None:
+    assert is_local_url(url)
+
+
+@pytest.mark.parametrize(
+    "url", ["https://api.openai.com/v1", "http://8.8.8.8", "http://172.32.0.1", "not a url",
+            "http://example.localdomain", ""],
+)
+def test_public_addresses_are_not_local(url: str) -> None:
+    assert not is_local_url(url)
+
+
+def _connect_refused(request: httpx.Request) -> httpx.Response:
+    raise httpx.ConnectError("[Errno 111] Connection refused", request=request)
+
+
+async def _first_error(url: str) -> ProviderError:
+    """The error of a request to `url` when every connection is refused."""
+    provider = OpenAIChatProvider("p", url, transport=httpx.MockTransport(_connect_refused))
+    try:
+        async for _ in provider.stream(ModelRequest(model="m", system="", messages=[])):
+            pass
+    except ProviderError as exc:
+        return exc
+    finally:
+        await provider.aclose()
+    raise AssertionError("no error")
+
+
+def test_a_refused_connection_is_local_only_at_a_local_address() -> None:
+    """A remote host that refuses keeps the full policy: only a local one fails fast."""
+    local = asyncio.run(_first_error("http://127.0.0.1:8080/v1"))
+    assert isinstance(local, LocalServerDown)
+    assert local.message.startswith("nothing answers at http://127.0.0.1:8080/v1 — start")
+    remote = asyncio.run(_first_error("https://api.example.com/v1"))
+    assert isinstance(remote, RetryableError) and not isinstance(remote, LocalServerDown)
+    assert "cannot connect to https://api.example.com/v1" in remote.message
 
 
 def test_leaked_httpx_transport_errors_are_retried_as_network_errors() -> None:

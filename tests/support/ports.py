@@ -20,7 +20,7 @@ from pathlib import Path
 
 import pytest
 
-__all__ = ["free_port", "http_ok", "port_open", "wait_until_serving"]
+__all__ = ["closed_port", "free_port", "http_ok", "port_open", "wait_until_serving"]
 
 
 def free_port() -> int:
@@ -29,6 +29,11 @@ def free_port() -> int:
         sock.bind(("127.0.0.1", 0))
         port: int = sock.getsockname()[1]
         return port
+
+
+def closed_port() -> int:
+    """A port of 127.0.0.1 that refuses connections (free when this returns)."""
+    return free_port()
 
 
 def http_ok(url: str, *, timeout: float = 1.0) -> bool:

@@ -1,12 +1,14 @@
 from __future__ import annotations
 
+import asyncio
+import sys
 from pathlib import Path
 
 import pytest
 
 from tests.support.tool_calls import Call
 from totem.tools.base import ToolContext, ToolError
-from totem.tools.grep import Grep, find_ripgrep
+from totem.tools.grep import Grep, cut_lines, find_ripgrep
 
 BOTH = [
     pytest.param(Grep(ripgrep=True), id="ripgrep"),
@@ -72,3 +74,36 @@ def test_ripgrep_respects_gitignore(tree: Path, ctx: ToolContext, call: Call) ->
     (tree / "build" / "out.txt").write_text("TODO generated\n")
     assert "build/out.txt" not in call(Grep(), ctx, pattern="TODO").output
     assert "build/out.txt" in call(Grep(ripgrep=False), ctx, pattern="TODO").output
+
+
+@pytest.mark.parametrize("grep", BOTH)
+def test_a_huge_matching_line_is_cut_not_fatal(
+    grep: Grep, project: Path, ctx: ToolContext, call: Call
+) -> None:
+    """A minified bundle (one 2 MB line) that matches must not hide the other matches."""
+    (project / "bundle.min.js").write_text("var a=1;" * 250_000 + "TODO" + "x" * 1000 + "\n")
+    (project / "notes.txt").write_text("plain line\nTODO: small\n")
+    lines = call(grep, ctx, pattern="TODO").output.splitlines()
+    assert len(lines) == 2
+    bundle, notes = lines
+    assert bundle.startswith("bundle.min.js:1: var a=1;var a=1;")
+    assert bundle.endswith(" [... long line cut]")
+    assert len(bundle) < 600
+    assert notes == "notes.txt:2: TODO: small"
+
+
+def test_line_reader_cuts_lines_of_any_length(tmp_path: Path) -> None:
+    """The reader over a process's output keeps the start of a line far over 64 KiB and
+    goes on with the next lines (asyncio's own line reader raises on it)."""
+    script = "import sys; sys.stdout.write('a' * 300_000 + '\\nshort\\n' + 'b' * 70_000)"
+
+    async def read() -> list[bytes]:
+        process = await asyncio.create_subprocess_exec(
+            sys.executable, "-c", script, stdout=asyncio.subprocess.PIPE
+        )
+        assert process.stdout is not None
+        lines = [line async for line in cut_lines(process.stdout, limit=1000)]
+        await process.wait()
+        return lines
+
+    assert asyncio.run(read()) == [b"a" * 1000, b"short", b"b" * 1000]

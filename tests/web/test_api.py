@@ -11,8 +11,9 @@ from typing import Any
 
 import pytest
 
+from tests.support.ports import closed_port
 from tests.support.processes import no_process
-from tests.support.web_serve import Served, finished, project, scripted
+from tests.support.web_serve import Served, finished, openai_config, project, scripted
 from totem.testing.fake_server import FakeOpenAIServer
 
 ALLOW_BASH = "permission:\n  - {permission: bash, pattern: '*', action: allow}\n"
@@ -243,3 +244,16 @@ def test_a_run_that_cannot_start_says_why(tmp_path: Path) -> None:
         assert notice["level"] == "error" and "provider" in notice["text"].lower()
         assert events[-1][1]["reason"] == "error"
         server.json("POST", f"/api/sessions/{sid}/runs", {"text": "again"})  # not stuck
+
+
+def test_a_local_server_that_is_not_there_is_said_plainly_on_the_page(tmp_path: Path) -> None:
+    url = f"http://127.0.0.1:{closed_port()}/v1"
+    with Served(project(tmp_path, openai_config(url))) as server:
+        sid = server.new_session()
+        run = server.json("POST", f"/api/sessions/{sid}/runs", {"text": "hello"})
+        events = server.events(sid, after=run["after"], stop=finished)
+    retries = [e for _, e in events if e["type"] == "notice" and "retrying" in e["text"]]
+    assert len(retries) == 2
+    end = events[-1][1]
+    assert end["reason"] == "error"
+    assert f"nothing answers at {url} — start your model server" in end["detail"]

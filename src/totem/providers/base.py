@@ -27,6 +27,7 @@ __all__ = [
     "ModelRequest",
     "Provider",
     "ProviderError",
+    "LocalServerDown",
     "RateLimited",
     "RetryableError",
     "StreamEnd",
@@ -134,6 +135,11 @@ class RetryableError(ProviderError):
 
 class RateLimited(RetryableError):
     pass
+
+
+class LocalServerDown(RetryableError):
+    """Nothing answers at a loopback or private address: a server not started or a wrong
+    URL rather than a network blip, so it is retried only briefly."""
 
 
 class FatalError(ProviderError):

@@ -163,6 +163,10 @@ class ChatStreamState:
     usage: Usage | None = None
     output: bool = False
     malformed: list[str] = field(default_factory=list)
+    done: bool = False  # the stream's `[DONE]` came, or the answer was one whole document
+
+    def end(self) -> None:
+        self.done = True
 
 
 def from_wire(chunk: Json, state: ChatStreamState) -> list[StreamEvent]:
@@ -245,7 +249,8 @@ def finish(state: ChatStreamState) -> list[StreamEvent]:
     """The end of a stream: usage, then exactly one StreamEnd.
 
     Raises `RetryableError` when the stream showed nothing at all (no output, no finish
-    reason, no usage): an empty or malformed stream is worth another try.
+    reason, no usage): an empty or malformed stream is worth another try; and when it
+    stopped with neither a finish reason nor `[DONE]`: a connection closed mid-answer.
     """
     if not state.output and state.finish_reason is None and state.usage is None:
         if state.malformed:
@@ -254,6 +259,8 @@ def finish(state: ChatStreamState) -> list[StreamEvent]:
                 f"(first: {state.malformed[0][:120]!r})"
             )
         raise RetryableError("the stream ended before any output")
+    if state.finish_reason is None and not state.done:
+        raise RetryableError("the stream ended mid-answer (no finish reason, no [DONE])")
     events: list[StreamEvent] = []
     for call in state.calls:
         if not call.begun:
@@ -307,8 +314,9 @@ class OpenAIChatProvider(HttpProvider):
     async def stream(self, request: ModelRequest) -> AsyncIterator[StreamEvent]:
         body = json_body(to_wire(request, options=self.options))
         async with self._post_stream(f"{self.base_url}/chat/completions", body) as response:
-            chunks = sse_data(response, until="[DONE]")
-            streamed = json_stream(chunks, ChatStreamState(), from_wire, finish)
+            state = ChatStreamState()
+            chunks = sse_data(response, until="[DONE]", on_until=state.end)
+            streamed = json_stream(chunks, state, from_wire, finish)
             async for event in or_whole_answer(response, streamed, _whole_answer):
                 yield event
 
@@ -324,5 +332,5 @@ def _whole_answer(body: bytes) -> list[StreamEvent]:
     data = json_or_none(body)
     if not isinstance(data, dict) or not ("choices" in data or "error" in data):
         raise not_a_stream(body)
-    state = ChatStreamState()
+    state = ChatStreamState(done=True)
     return from_wire(data, state) + finish(state)

@@ -84,13 +84,17 @@ class Plan:
 
 
 def _with_summaries(history: Sequence[Message]) -> list[Message]:
-    """The history as the model sees it: the latest summary replaces what it covers."""
+    """The history as the model sees it: the latest summary replaces what it covers; an
+    answer cut by the connection (asked again after it) is left out."""
     latest: SummaryPart | None = None
     for message in history:
         for part in message.parts:
             if isinstance(part, SummaryPart) and part.kind == "summary":
                 latest = part
-    visible = [m for m in history if not any(isinstance(p, SummaryPart) for p in m.parts)]
+    visible = [
+        m for m in history
+        if not m.interrupted and not any(isinstance(p, SummaryPart) for p in m.parts)
+    ]
     if latest is None:
         return visible
     ids = [m.id for m in visible]
@@ -208,6 +212,8 @@ def transcript(messages: Sequence[Message], *, max_chars: int) -> str:
     """The older turns as plain text for the summary request, the newest kept when cut."""
     lines: list[str] = []
     for message in messages:
+        if message.interrupted:
+            continue
         for part in message.parts:
             if isinstance(part, TextPart):
                 text = part.sent

@@ -2,7 +2,8 @@
 
     run(text)  -> append the user message, then repeat step() until it says stop
     step()     -> query the model (streamed into parts), then execute its tool calls
-    query()    -> one model call through the shared retry policy
+    query()    -> one model call through the shared retry policy; a stream cut after output
+                  is asked again in a new message, the cut one kept, marked interrupted
     execute()  -> permission + run for each call; read-only calls of a step run together
 
 A run ends with exactly one `RunFinished`: the model answered (finished), a limit was reached
@@ -26,7 +27,16 @@ from totem.events import (
     RunStarted,
     StepFinished,
 )
-from totem.messages import Message, NoticePart, SummaryPart, TextPart, ToolPart, Usage, new_id
+from totem.messages import (
+    INTERRUPTED,
+    Message,
+    NoticePart,
+    SummaryPart,
+    TextPart,
+    ToolPart,
+    Usage,
+    new_id,
+)
 from totem.providers.base import (
     ModelRequest,
     ProviderError,
@@ -58,6 +68,7 @@ LIMIT_NOTE = (
     "You have reached the limit of steps for this request. Do not call any tool. Answer now: "
     "what you did, what you found, and what remains to be done."
 )
+CUT_CALL_OUTPUT = "Not run: the connection was lost before the answer was complete."
 REPEAT_NOTE = (
     "You are repeating the same tool call and getting the same result. Do not call any tool. "
     "Answer now with what you have."
@@ -256,21 +267,22 @@ class Run:
             messages=self._flat() if flat else await self._derive(specs),
             tools=specs,
         )
-        message = self._add_message("assistant")
-        recorder = StepRecorder(
-            message,
-            store=self.agent.store,
-            emit=self.emit,
-            thinks_inline=self.agent.profile.thinks_inline,
-        )
-        self.current = recorder
+        recorder = self._recorder()
+
+        def restart(error: RetryableError, attempt: int, delay: float) -> None:
+            nonlocal recorder
+            self._cut_short(recorder, error, attempt=attempt, delay=delay)
+            recorder = self._recorder()
+
         stream = stream_with_retry(
             lambda: self.agent.provider.stream(request),
             abort=self.abort,
             on_retry=self._on_retry,
+            on_cut=restart,
         )
         async for event in stream:
             recorder.on_event(event)
+        message = recorder.message
         calls = recorder.end()
         self.current = None
         if not calls and specs:
@@ -311,6 +323,34 @@ class Run:
             names = ", ".join(p.name for p in parts)
             self.emit(Notice(f"The model wrote a tool call as text ({names}); totem runs it."))
         return parts
+
+    def _recorder(self) -> StepRecorder:
+        """A new assistant message, and the recorder that streams the answer into it."""
+        recorder = StepRecorder(
+            self._add_message("assistant"),
+            store=self.agent.store,
+            emit=self.emit,
+            thinks_inline=self.agent.profile.thinks_inline,
+        )
+        self.current = recorder
+        return recorder
+
+    def _cut_short(
+        self, recorder: StepRecorder, error: RetryableError, *, attempt: int, delay: float
+    ) -> None:
+        """The connection dropped mid-answer and the answer is asked for again: what came
+        stays stored, marked interrupted (shown as cut, never sent to the model); a call
+        in it is not run; the person is told that the answer starts again."""
+        recorder.finish = INTERRUPTED
+        message = recorder.message
+        for part in recorder.end():
+            part.state, part.output = "error", CUT_CALL_OUTPUT
+            self._save(message, part)
+        self.usage.add(message.usage)
+        self._note(message, f"Connection lost mid-answer ({error.message}); this answer "
+                   "is incomplete and was asked for again.", "warning")
+        self.emit(Notice(f"Connection lost mid-answer; retrying in {delay:.1f} s "
+                         f"(try {attempt + 1}). The answer starts again.", "warning"))
 
     def _on_retry(self, error: RetryableError, attempt: int, delay: float) -> None:
         self.emit(Notice(f"{error.message} — retrying in {delay:.1f} s (try {attempt + 1}).",

@@ -73,6 +73,36 @@ MIGRATIONS: list[str] = [
 
 
 def migrate(db: sqlite3.Connection) -> None:
+    """Bring the schema of `db` (opened with isolation_level=None) up to date.
+
+    Several processes may open a new store at once: each takes the write lock first
+    (BEGIN IMMEDIATE) and reads the version under it, so a migration runs exactly once.
+    """
     (version,) = db.execute("PRAGMA user_version").fetchone()
-    for number, script in enumerate(MIGRATIONS[version:], start=version + 1):
-        db.executescript(f"BEGIN; {script}; PRAGMA user_version = {number}; COMMIT;")
+    if version >= len(MIGRATIONS):
+        return
+    db.execute("BEGIN IMMEDIATE")
+    try:
+        (version,) = db.execute("PRAGMA user_version").fetchone()
+        for number, script in enumerate(MIGRATIONS[version:], start=version + 1):
+            for statement in _statements(script):
+                db.execute(statement)
+            db.execute(f"PRAGMA user_version = {number}")
+    except BaseException:
+        db.execute("ROLLBACK")
+        raise
+    db.execute("COMMIT")
+
+
+def _statements(script: str) -> list[str]:
+    """The SQL statements of `script`, one by one (`executescript` would commit first)."""
+    statements: list[str] = []
+    pending = ""
+    for line in script.splitlines(keepends=True):
+        pending += line
+        if sqlite3.complete_statement(pending):
+            statements.append(pending.strip())
+            pending = ""
+    if pending.strip():
+        statements.append(pending.strip())
+    return statements

@@ -3,13 +3,18 @@
 Every part is written when it changes (`save_part` is an upsert on message id + index), in its
 own short transaction, so a crash or a kill loses nothing already shown. With WAL and
 synchronous=NORMAL a commit does not wait for the disk, which keeps this cheap per delta.
+Several totem processes may share the file: each waits for the others' writes (busy
+timeout), and a write that reads first takes the write lock at its start.
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
+import random
 import sqlite3
 import time
+from collections.abc import Iterator
 from dataclasses import asdict
 from pathlib import Path
 
@@ -21,6 +26,22 @@ from totem.store.migrations import migrate
 __all__ = ["SqliteStore"]
 
 _SESSION_COLS = "id, project, title, model, parent_id, created, updated"
+BUSY_SECONDS = 30.0  # how long a write waits for another process's write to end
+
+
+def _use_wal(db: sqlite3.Connection) -> None:
+    """Switch `db` to WAL. Two processes switching a new file at once can each hold the
+    read lock the other waits on; SQLite then fails one at once, without its busy wait,
+    so that one tries again."""
+    deadline = time.monotonic() + BUSY_SECONDS
+    while True:
+        try:
+            db.execute("PRAGMA journal_mode=WAL")
+            return
+        except sqlite3.OperationalError as exc:
+            if "locked" not in str(exc) or time.monotonic() > deadline:
+                raise
+        time.sleep(0.005 + 0.02 * random.random())
 
 
 class SqliteStore:
@@ -28,10 +49,14 @@ class SqliteStore:
         if str(path) != ":memory:":
             Path(path).parent.mkdir(parents=True, exist_ok=True)
         self.path = str(path)
-        self.db = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False)
-        self.db.execute("PRAGMA journal_mode=WAL")
+        self.db = sqlite3.connect(
+            self.path, isolation_level=None, check_same_thread=False, timeout=BUSY_SECONDS
+        )
+        # The wait for a lock comes first: switching to WAL needs one when other processes
+        # open the same new file at the same moment.
+        self.db.execute(f"PRAGMA busy_timeout={int(BUSY_SECONDS * 1000)}")
+        _use_wal(self.db)
         self.db.execute("PRAGMA synchronous=NORMAL")
-        self.db.execute("PRAGMA busy_timeout=5000")
         migrate(self.db)
 
     # sessions -------------------------------------------------------------------------------
@@ -72,8 +97,7 @@ class SqliteStore:
 
     def add_message(self, message: Message) -> None:
         now = time.time()
-        with self.db:
-            self.db.execute("BEGIN")
+        with self._writing():
             (seq,) = self.db.execute(
                 "SELECT COALESCE(MAX(seq), 0) + 1 FROM messages WHERE session_id = ?",
                 (message.session_id,),
@@ -97,6 +121,19 @@ class SqliteStore:
             self.db.execute(
                 "UPDATE sessions SET updated = ? WHERE id = ?", (now, message.session_id)
             )
+
+    @contextlib.contextmanager
+    def _writing(self) -> Iterator[None]:
+        """A transaction that reads then writes: it takes the write lock at its start. A
+        deferred one would fail at once, without waiting, when another process wrote after
+        its read (WAL cannot upgrade a stale read to a write)."""
+        self.db.execute("BEGIN IMMEDIATE")
+        try:
+            yield
+        except BaseException:
+            self.db.execute("ROLLBACK")
+            raise
+        self.db.execute("COMMIT")
 
     def save_part(self, message_id: str, index: int, part: Part) -> None:
         self._put_part(message_id, index, part, time.time())

@@ -8,6 +8,7 @@ import re
 import shutil
 import sys
 import sysconfig
+from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import ClassVar
@@ -18,10 +19,14 @@ from totem.tools.base import ToolContext, ToolError, ToolResult
 from totem.tools.glob import compile_glob, walk_files
 from totem.tools.read import is_binary
 
-__all__ = ["Grep", "GrepInput", "find_ripgrep"]
+__all__ = ["Grep", "GrepInput", "cut_lines", "find_ripgrep"]
 
 MAX_MATCHES = 100
-MAX_LINE = 500
+MAX_LINE = 500  # characters of a matching line shown; the rest is cut with CUT_MARK
+CUT_MARK = " [... long line cut]"
+RG_CUT_MARK = " [... omitted end of long line]"  # what ripgrep's --max-columns-preview adds
+READ_CHUNK = 1 << 16
+READ_LIMIT = 1 << 16  # bytes kept of one line of ripgrep's output: path, number and text
 
 
 class GrepInput(BaseModel):
@@ -93,7 +98,24 @@ def _format(matches: _Matches, args: GrepInput) -> str:
 
 def _cut(text: str) -> str:
     text = text.rstrip("\r\n")
-    return text if len(text) <= MAX_LINE else text[:MAX_LINE] + "..."
+    if text.endswith(RG_CUT_MARK):
+        return text[: -len(RG_CUT_MARK)][:MAX_LINE] + CUT_MARK
+    return text if len(text) <= MAX_LINE else text[:MAX_LINE] + CUT_MARK
+
+
+async def cut_lines(stream: asyncio.StreamReader, *, limit: int) -> AsyncIterator[bytes]:
+    """The lines of `stream`, each cut to `limit` bytes: a line of any length is read
+    (StreamReader's own line reader fails on one over 64 KiB) without being held whole."""
+    line = bytearray()
+    while chunk := await stream.read(READ_CHUNK):
+        *ended, rest = chunk.split(b"\n")
+        for piece in ended:
+            line += piece[: max(0, limit - len(line))]
+            yield bytes(line)
+            line.clear()
+        line += rest[: max(0, limit - len(line))]
+    if line:
+        yield bytes(line)
 
 
 async def _ripgrep(rg: str, args: GrepInput, target: Path, ctx: ToolContext) -> _Matches:
@@ -102,6 +124,7 @@ async def _ripgrep(rg: str, args: GrepInput, target: Path, ctx: ToolContext) -> 
         rg, "--line-number", "--with-filename", "--no-heading", "--null", "--color=never",
         "--hidden", "--no-require-git", "--no-messages", "--sort=path",
         "--glob=!.git", "--glob=!node_modules", "--glob=!.venv",
+        f"--max-columns={4 * MAX_LINE}", "--max-columns-preview",  # bytes: MAX_LINE in UTF-8
     ]  # fmt: skip
     if args.include:
         command.append(f"--glob={args.include}")
@@ -119,7 +142,7 @@ async def _ripgrep(rg: str, args: GrepInput, target: Path, ctx: ToolContext) -> 
     assert process.stdout is not None and process.stderr is not None
     matches = _Matches()
     try:
-        async for raw in process.stdout:
+        async for raw in cut_lines(process.stdout, limit=READ_LIMIT):
             path, _, rest = raw.decode("utf-8", errors="replace").partition("\0")
             number, _, text = rest.partition(":")
             if number.isdigit():

@@ -9,7 +9,8 @@ same way for each of them:
 - the key: sent in the header the class names (`key_header`, `key_scheme`), shown in no
   message and no repr (`_redact`, and `_scrub` for a server that echoes it back);
 - failures as the errors of `base.py`: `_network_error` (nothing listens, a timeout, a URL
-  without a scheme) and `_http_error` (a status, through `retry.classify_status`, in the
+  without a scheme; `LocalServerDown` when nothing answers at a local address) and
+  `_http_error` (a status, through `retry.classify_status`, in the
   provider's own words, with a hint about the key on a 401 or 403);
 - `_post_stream(url, body)`: a streaming POST, an async context manager that yields the
   response once its status says success and maps every failure until the end of the
@@ -33,7 +34,14 @@ from typing import TYPE_CHECKING, Any, ClassVar, Protocol, Self, TypedDict, Type
 
 import httpx
 
-from totem.providers.base import InvalidRequest, ProviderError, RetryableError, StreamEvent
+from totem.providers.base import (
+    InvalidRequest,
+    LocalServerDown,
+    ProviderError,
+    RetryableError,
+    StreamEvent,
+)
+from totem.providers.transport.local import is_local_url, nothing_answers
 from totem.providers.transport.retry import classify_status, error_message, parse_retry_after
 from totem.providers.transport.sse import aiter_sse
 
@@ -171,6 +179,10 @@ class HttpProvider:
         detail = str(exc) or type(exc).__name__
         if isinstance(exc, httpx.UnsupportedProtocol):
             return InvalidRequest(self._redact(f"invalid base URL {self.base_url!r}: {detail}"))
+        if isinstance(exc, httpx.ConnectError | httpx.ConnectTimeout) and is_local_url(
+            self.base_url
+        ):
+            return LocalServerDown(self._redact(f"{nothing_answers(self.base_url)} ({detail})"))
         if isinstance(exc, httpx.ConnectError):
             detail = f"cannot connect to {self.base_url} ({detail}){self.connect_hint}"
         elif isinstance(exc, httpx.TimeoutException):
@@ -303,9 +315,12 @@ def not_a_stream(body: bytes) -> RetryableError:
     return RetryableError(f"malformed response: expected an event stream, got {snippet!r}")
 
 
-async def sse_data(response: httpx.Response, *, until: str | None = None) -> AsyncIterator[str]:
+async def sse_data(
+    response: httpx.Response, *, until: str | None = None,
+    on_until: Callable[[], object] | None = None,
+) -> AsyncIterator[str]:
     """The `data` of each server-sent event of `response` (see `sse.aiter_sse`)."""
-    async for event in aiter_sse(response.aiter_bytes(), until=until):
+    async for event in aiter_sse(response.aiter_bytes(), until=until, on_until=on_until):
         yield event.data
 
 

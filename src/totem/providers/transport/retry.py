@@ -8,8 +8,12 @@ The rules that keep output honest:
 
 - a failure *before* the first event is retried, even a stream that simply ended;
 - a failure *after* an event was passed on is raised: retrying would show the start of
-  the answer twice;
+  the answer twice as if it were one answer. A caller that can restart the answer
+  honestly (keep the cut one apart, say so) passes `on_cut`: then such a failure is retried
+  too, within the same tries, and `on_cut` is called instead of `on_retry`;
 - a `FatalError` (bad key, invalid request) is raised at once;
+- a `LocalServerDown` (nothing answers at a local address) is retried twice, within about
+  two seconds, then raised: a server that is not started will not start by waiting;
 - the wait between tries ends early with `Aborted` when the run's abort signal fires.
 
 `sleep` and `rng` are injectable so that tests run the policy in no time, without patching.
@@ -32,6 +36,7 @@ from totem.providers.base import (
     AuthError,
     FatalError,
     InvalidRequest,
+    LocalServerDown,
     ProviderError,
     RateLimited,
     RetryableError,
@@ -47,6 +52,9 @@ __all__ = [
 ]
 
 JITTER = 0.3
+LOCAL_TRIES = 3  # a local server that refuses the connection: two retries, then the error
+LOCAL_BASE = 0.5
+LOCAL_CAP = 1.0
 
 
 def backoff_delay(
@@ -85,6 +93,16 @@ def _as_retryable(exc: BaseException) -> RetryableError | None:
     return None
 
 
+def _policy(
+    error: RetryableError, *, max_tries: int, base: float, cap: float
+) -> tuple[int, float, float]:
+    """How many tries `error` gets, and the base and cap of its waits: a local server that
+    is down gets a few short ones."""
+    if isinstance(error, LocalServerDown):
+        return min(max_tries, LOCAL_TRIES), min(base, LOCAL_BASE), min(cap, LOCAL_CAP)
+    return max_tries, base, cap
+
+
 async def _wait(
     delay: float, abort: AbortSignal, sleep: Callable[[float], Awaitable[object]]
 ) -> None:
@@ -108,6 +126,7 @@ async def stream_with_retry(
     *,
     abort: AbortSignal,
     on_retry: Callable[[RetryableError, int, float], None] | None = None,
+    on_cut: Callable[[RetryableError, int, float], None] | None = None,
     max_tries: int = 10,
     base: float = 1.0,
     cap: float = 60.0,
@@ -118,8 +137,10 @@ async def stream_with_retry(
     """The events of `open_stream()`, retried on transient failures (see the module doc).
 
     `on_retry(error, attempt, delay)` is called before each wait, `attempt` being the number
-    of the try that failed. A provider asking to wait longer than `max_retry_after` seconds
-    (a daily quota, say) is not waited for: its error is raised with that wait in it.
+    of the try that failed; `on_cut`, with the same arguments, instead when that try had
+    passed events on (without it, such a failure is raised). A provider asking to wait
+    longer than `max_retry_after` seconds (a daily quota, say) is not waited for: its error
+    is raised with that wait in it.
     """
     attempt = 0
     while True:
@@ -137,14 +158,15 @@ async def stream_with_retry(
             error = _as_retryable(exc)
             if error is None:
                 raise
+            tries, first, most = _policy(error, max_tries=max_tries, base=base, cap=cap)
             delay = backoff_delay(
-                attempt, retry_after=error.retry_after, base=base, cap=cap, rng=rng
+                attempt, retry_after=error.retry_after, base=first, cap=most, rng=rng
             )
             too_long = error.retry_after is not None and error.retry_after > max_retry_after
             if too_long:
                 error.message = f"{error.message} (the provider asks to wait {delay:.0f} s)"
                 error.args = (error.message,)
-            if yielded or attempt >= max_tries or too_long:
+            if (yielded and on_cut is None) or attempt >= tries or too_long:
                 if error is exc:
                     raise
                 raise error from exc
@@ -152,8 +174,9 @@ async def stream_with_retry(
             close = getattr(stream, "aclose", None)
             if close is not None:
                 await close()
-        if on_retry is not None:
-            on_retry(error, attempt, delay)
+        report = on_cut if yielded else on_retry
+        if report is not None:
+            report(error, attempt, delay)
         await _wait(delay, abort, sleep)
 
 

@@ -20,7 +20,7 @@ from __future__ import annotations
 import asyncio
 import codecs
 import contextlib
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass
 
 __all__ = ["SSEDecoder", "SSEEvent", "aiter_sse"]
@@ -134,19 +134,22 @@ async def aiter_sse(
     chunks: AsyncIterator[bytes] | AsyncIterator[str],
     *,
     until: str | None = None,
+    on_until: Callable[[], object] | None = None,
     drain_timeout: float = 2.0,
 ) -> AsyncIterator[SSEEvent]:
     """The events of a byte or text stream, the unterminated last one included.
 
     With `until` (OpenAI's `[DONE]`), an event whose data is that sentinel ends the stream
-    without being yielded; what follows is read for at most `drain_timeout` seconds, so
-    that an HTTP connection can go back to its pool without waiting on a server that never
-    closes.
+    without being yielded (`on_until()` is called then: the stream came to its proper end);
+    what follows is read for at most `drain_timeout` seconds, so that an HTTP connection
+    can go back to its pool without waiting on a server that never closes.
     """
     decoder = SSEDecoder()
     async for chunk in chunks:
         for event in decoder.feed(chunk):
             if until is not None and event.data.strip() == until:
+                if on_until is not None:
+                    on_until()
                 await _drain(chunks, drain_timeout)
                 return
             yield event

@@ -431,7 +431,8 @@ def finish(state: MessagesStreamState) -> list[StreamEvent]:
     """The end of a stream: the closing tool arguments, usage, then exactly one StreamEnd.
 
     Raises `RetryableError` when the stream ended without a stop reason: before any output
-    the retry policy tries again; after some, the run ends showing what arrived.
+    the retry policy tries again; after some, the loop asks again, the cut answer kept apart
+    as interrupted.
     """
     if state.stop_reason is None:
         if not state.started and not state.output and state.malformed:

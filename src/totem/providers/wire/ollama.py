@@ -303,7 +303,8 @@ def finish(state: OllamaStreamState) -> list[StreamEvent]:
     """The end of a stream: usage, then exactly one StreamEnd.
 
     Raises `RetryableError` when the stream ended without its `done` line: before any
-    output that is worth another try, after output the run shows why it stopped.
+    output that is worth another try; after output the loop asks again, the cut answer
+    kept apart as interrupted.
     """
     if not state.done:
         if state.malformed and not state.output:
