@@ -18,6 +18,7 @@ from totem.events import Event, FinishReason, ToolEnd, ToolStart
 from totem.messages import Message, ToolPart
 from totem.permission import PermissionDenied
 from totem.tools.base import Tool, ToolContext, ToolError, parse_arguments
+from totem.tools.read_first import ReadFirst
 
 if TYPE_CHECKING:
     from totem.loop import Agent
@@ -61,7 +62,7 @@ class ToolRunner:
         self.tools = {t.name: t for t in agent.tools}
         self.denials = 0
         self.seen_calls: dict[str, int] = {}
-
+        self._read_first: ReadFirst | None = None
 
     async def execute(self, message: Message, calls: list[ToolPart]) -> None:
         index = 0
@@ -113,6 +114,10 @@ class ToolRunner:
             self.finish(message, part, str(exc), error=True)
             return
         part.input = args.model_dump()
+        refused = self.read_first.refusal(tool.name, part.input)
+        if refused is not None:
+            self.finish(message, part, refused, error=True)
+            return
         part.state = "running"
         self.save(message, part)
         part.meta = {}
@@ -133,7 +138,16 @@ class ToolRunner:
         else:
             part.images = result.images
             part.title = result.title
+            self.read_first.record(tool.name, part.input)
             self.finish(message, part, result.output, error=False)
+
+    @property
+    def read_first(self) -> ReadFirst:
+        """The files this session has read or written, from its history on first use."""
+        if self._read_first is None:
+            history = self.agent.store.messages(self.session_id)
+            self._read_first = ReadFirst(self.agent.root, history)
+        return self._read_first
 
     def _context(self, tool: Tool, part: ToolPart) -> ToolContext:
         return ToolContext(
