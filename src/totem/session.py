@@ -85,6 +85,7 @@ class SessionService:
         self._providers: dict[str, Provider] = {}
         self._system: str | None = None
         self._specs: list[ToolSpec] | None = None
+        self._small: tuple[list[Tool], list[ToolSpec], str] | None = None
         self._current: Agent | None = None
         self.problems: list[str] = []  # agent files and the like that could not be read
         self.notices: list[str] = []  # said once, at the start of the next run
@@ -165,12 +166,16 @@ class SessionService:
             from totem.tools.lazy import specs_for
 
             self._specs = specs_for(tools)
-        if self._system is None:
-            self._system = build_system_prompt(
-                self.root, knowledge=self.knowledge.primer(),
-                hidden_skills=self.knowledge.hidden_skills(),
-            )
         profile = profile_for(model)
+        if profile.small:
+            tools, specs, system = self._small_surface(tools, self._specs)
+        else:
+            if self._system is None:
+                self._system = build_system_prompt(
+                    self.root, knowledge=self.knowledge.primer(),
+                    hidden_skills=self.knowledge.hidden_skills(),
+                )
+            specs, system = self._specs, self._system
         info = self._model_info(label, model)
         agent = Agent(
             provider=provider,
@@ -181,11 +186,11 @@ class SessionService:
             store=self.store,
             root=self.root,
             permission=self.permission,
-            system=self._system,
+            system=system,
             settings=self.config.tools,
             max_steps=self.config.max_steps,
             redact=self._redact,
-            specs=self._specs,
+            specs=specs,
             questions=self.questions,
             context_window=self._window(label, model) or info.context_window
             or profile.context_window,
@@ -197,6 +202,23 @@ class SessionService:
             agent.prepare = functools.partial(self.mcp_tools, agent)
         self._current = agent
         return agent
+
+    def _small_surface(
+        self, tools: list[Tool], specs: list[ToolSpec]
+    ) -> tuple[list[Tool], list[ToolSpec], str]:
+        """What a small model is given: a few tools with short texts, a short prompt."""
+        if self._small is None:
+            from totem.prompt.small import small_system_prompt
+            from totem.tools.small import small_specs, small_tools
+
+            kept = small_tools(tools)
+            by_name = {s.name: s for s in specs}
+            self._small = (
+                kept,
+                small_specs([by_name[t.name] for t in kept]),
+                small_system_prompt(self.root, knowledge=self.knowledge.primer()),
+            )
+        return self._small
 
     async def mcp_tools(self, agent: Agent) -> list[Tool]:
         """The MCP servers' tools; the servers start (each asking first) on the first run."""
