@@ -8,6 +8,7 @@ EXIT_OK = 0
 EXIT_ERROR = 1
 EXIT_USAGE = 2
 EXIT_LIMIT = 3
+EXIT_UNVERIFIED = 4  # the answer claims a change the session did not make
 EXIT_ABORTED = 130
 
 
