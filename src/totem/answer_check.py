@@ -11,7 +11,7 @@ answer claims a change but the session made none, a distinct outcome instead of 
 from __future__ import annotations
 
 import os
-import re
+import re  # patterns compiled on first use (re caches them), not at start-up
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 
@@ -24,24 +24,23 @@ _EXTENSIONS = (
     "py|pyi|js|mjs|cjs|ts|tsx|jsx|java|kt|go|rs|rb|php|c|h|cc|cpp|hpp|cs|swift|sh|bash|sql|"
     "json|yaml|yml|toml|ini|cfg|conf|env|txt|md|rst|html|htm|css|scss|xml|csv|lock|gradle"
 )
-_PATH = re.compile(rf"(?<![\w/.:@-])((?:[\w.-]+/)*[\w-][\w.-]*\.(?:{_EXTENSIONS}))(?![\w/-])")
-_CLAIM = re.compile(
+_PATH = rf"(?<![\w/.:@-])((?:[\w.-]+/)*[\w-][\w.-]*\.(?:{_EXTENSIONS}))(?![\w/-])"
+_CLAIM = (
     r"\b(?:I(?:'ve| have)?|we(?:'ve| have)?|has been|have been|was|were|is now|are now)\s+"
     r"(?:(?:already|now|successfully|just|also)\s+)*"
     r"(?:fixed|updated|created|renamed|changed|modified|edited|written|wrote|removed|"
-    r"deleted|added|replaced|corrected|moved|applied|made the change)\b",
-    re.I,
+    r"deleted|added|replaced|corrected|moved|applied|made the change)\b"
 )
-_NEGATION = re.compile(r"\b(?:not|no|nothing|never|none|cannot)\b|n't\b", re.I)
+_NEGATION = r"\b(?:not|no|nothing|never|none|cannot)\b|n't\b"
 _SKIP_DIRS = frozenset({".git", "node_modules", ".venv", "venv", "__pycache__", ".tox"})
 _MAX_FILES = 20_000
 
 
 def claims_change(text: str) -> bool:
     """Whether the answer says something in the project was changed (not "nothing was")."""
-    for match in _CLAIM.finditer(text):
+    for match in re.finditer(_CLAIM, text, re.I):
         sentence = re.split(r"[.!?\n]", text[: match.start()])[-1]
-        if not _NEGATION.search(sentence + match.group(0)):
+        if not re.search(_NEGATION, sentence + match.group(0), re.I):
             return True
     return False
 
@@ -62,7 +61,7 @@ def _project_files(root: Path) -> set[str]:
 def named_paths(text: str) -> list[str]:
     """The file paths an answer names (those with a known file extension)."""
     paths: list[str] = []
-    for match in _PATH.finditer(text):
+    for match in re.finditer(_PATH, text):
         path = match.group(1).removeprefix("./")
         if path not in paths:
             paths.append(path)

@@ -20,7 +20,6 @@ from totem.permission import PermissionDenied
 from totem.providers.base import ToolSpec
 from totem.tools.base import Tool, ToolContext, ToolError, parse_arguments, tool_spec
 from totem.tools.read_first import ReadFirst
-from totem.tools.schema_copy import copied_schema, repair_unknown
 
 if TYPE_CHECKING:
     from pydantic import BaseModel
@@ -107,6 +106,8 @@ class ToolRunner:
     async def _call(self, message: Message, part: ToolPart) -> None:
         self.abort.check()
         if part.name not in self.tools and self.agent.profile.text_tool_calls:
+            from totem.tools.schema_copy import repair_unknown
+
             repair_unknown(part, self.tools)
         self.emit(ToolStart(part.call_id, part.name, part.input, part.from_text))
         tool = self.tools.get(part.name)
@@ -146,6 +147,8 @@ class ToolRunner:
     def _arguments(self, tool: Tool, part: ToolPart) -> BaseModel:
         """The call's validated arguments; a ToolError when they are a copy of the schema,
         invalid, or would change an existing file the session has not read."""
+        from totem.tools.schema_copy import copied_schema
+
         raw = part.input if part.input is not None else part.raw_input
         copied_schema(raw, self.spec_of(tool))
         args = parse_arguments(tool, raw)

@@ -21,9 +21,10 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Collection, Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from totem.providers.textcall_forms import Params, calls_in_python, calls_in_xml
+if TYPE_CHECKING:
+    from totem.providers.textcall_forms import Params
 
 __all__ = ["params_of", "parse_text_tool_calls", "repair_call"]
 
@@ -92,8 +93,15 @@ def _calls_in(blob: str, known: Collection[str]) -> list[Call]:
     return [c for c in calls if c is not None] if all(calls) else []
 
 
+def _other_forms(blob: str, params: Params) -> list[Call]:
+    """XML and name(args) calls (their module loads when a text is not JSON)."""
+    from totem.providers.textcall_forms import calls_in_python, calls_in_xml
+
+    return calls_in_xml(blob, params) or calls_in_python(blob, params)
+
+
 def _any_form(blob: str, known: Collection[str], params: Params) -> list[Call]:
-    return _calls_in(blob, known) or calls_in_xml(blob, params) or calls_in_python(blob, params)
+    return _calls_in(blob, known) or _other_forms(blob, params)
 
 
 def parse_text_tool_calls(
@@ -117,7 +125,7 @@ def parse_text_tool_calls(
         found = _calls_in(stripped, known)
         if found:
             return found
-    return calls_in_xml(stripped, params) or calls_in_python(stripped, params)
+    return _other_forms(stripped, params)
 
 
 def params_of(specs: Mapping[str, Mapping[str, Any]]) -> dict[str, list[str]]:
