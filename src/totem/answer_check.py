@@ -34,6 +34,7 @@ _CLAIM = (
 _NEGATION = r"\b(?:not|no|nothing|never|none|cannot)\b|n't\b"
 _SKIP_DIRS = frozenset({".git", "node_modules", ".venv", "venv", "__pycache__", ".tox"})
 _MAX_FILES = 20_000
+_SHOWN_FILES = 30  # files named in a nudge
 
 
 def claims_change(text: str) -> bool:
@@ -68,8 +69,13 @@ def named_paths(text: str) -> list[str]:
     return paths
 
 
-def _missing(paths: Iterable[str], root: Path) -> list[str]:
-    files = _project_files(root)
+def _some_files(files: set[str], root: Path) -> list[str]:
+    """Up to _SHOWN_FILES of the project's files, the shallowest first."""
+    plain = [f for f in files if (root / f).is_file()]
+    return sorted(plain, key=lambda f: (f.count("/"), f))[:_SHOWN_FILES]
+
+
+def _missing(paths: Iterable[str], files: set[str]) -> list[str]:
     missing = []
     for path in paths:
         if path in files or any(f.endswith("/" + path) for f in files):
@@ -105,14 +111,15 @@ class AnswerCheck:
         if self.nudged or not answer.strip():
             return None
         parts = [p for m in run for p in m.parts if isinstance(p, ToolPart)]
+        files = _project_files(self.root)
         if not parts:
             self.nudged = True
-            return look_nudge()
+            return look_nudge(_some_files(files, self.root))
         seen = request + "".join(f"{p.input} {p.output}" for p in parts)
-        missing = [p for p in _missing(named_paths(answer), self.root) if p not in seen]
+        missing = [p for p in _missing(named_paths(answer), files) if p not in seen]
         if missing:
             self.nudged = True
-            return missing_path_nudge(missing)
+            return missing_path_nudge(missing, _some_files(files, self.root))
         return None
 
     def unbacked_claim(self, answer: str, history: Iterable[Message]) -> bool:

@@ -19,7 +19,6 @@ from totem.tools.write import Write
 SMALL = "qwen2.5-coder-0.5b-instruct"
 HOSTED = "claude-sonnet-4-5"
 TOOLS = [Read(), Grep(), Edit(), Write(), Bash()]
-LOOK = (Path(__file__).parents[2] / "src/totem/prompt/small_look.txt").read_text().strip()
 
 
 def user_texts(request: ModelRequest) -> list[str]:
@@ -50,7 +49,9 @@ def test_an_answer_without_looking_gets_one_nudge_then_the_read_value(tmp_path: 
     agent = make_agent(tmp_path, provider, tools=TOOLS, model=SMALL)
     _, events = run_once(agent, "What port does the server listen on?")
     assert finished(events).reason == "finished"
-    assert user_texts(provider.requests[1])[-1] == LOOK
+    nudge = user_texts(provider.requests[1])[-1]
+    assert nudge.startswith("You answered without looking at the project.")
+    assert nudge.endswith("The project's files: config.ini, utils.py")
     assert any(isinstance(e, Notice) and "look with tools" in e.text for e in events)
     assert len(provider.requests) == 3
 

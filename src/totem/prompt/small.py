@@ -28,11 +28,13 @@ def small_system_prompt(root: Path, *, knowledge: str = "") -> str:
     return "\n\n".join(p for p in parts if p)
 
 
-def look_nudge() -> str:
-    """Said once when a small model answers without a single tool call."""
-    return _text("small_look.txt")
+def look_nudge(files: Sequence[str]) -> str:
+    """Said once when a small model answers without a single tool call; `files`: some of
+    the project's files, so that it has real paths to read."""
+    return _text("small_look.txt").replace("{files}", ", ".join(files) or "(none)")
 
 
-def missing_path_nudge(paths: Sequence[str]) -> str:
+def missing_path_nudge(paths: Sequence[str], files: Sequence[str]) -> str:
     """Said once when a small model's answer names paths that do not exist."""
-    return _text("small_missing_path.txt").replace("{paths}", ", ".join(paths))
+    text = _text("small_missing_path.txt").replace("{paths}", ", ".join(paths))
+    return text.replace("{files}", ", ".join(files) or "(none)")
