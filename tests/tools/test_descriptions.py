@@ -43,9 +43,9 @@ def test_the_small_texts_are_short_and_literal(name: str) -> None:
 def test_the_patch_example_is_a_patch_that_applies() -> None:
     example = DESCRIPTION[DESCRIPTION.index("*** Begin Patch"):
                           DESCRIPTION.index("*** End Patch") + len("*** End Patch")]
-    files = {"src/shop/cart.py": "def total(items):\n    return sum(items)\n",
-             "docs/old.md": "# Draft\n\nEarlier notes.\n"}
+    files = {"src/cart.py": "def total(items):\n    return sum(items)\n",
+             "old_cart.py": "x = 1\n"}
     changes = {c.path: c for c in plan_patch(example, files.get)}
-    assert changes["src/shop/cart.py"].new == "def total(items):\n    return round(sum(items), 2)\n"
-    assert changes["docs/old.md"].move_to == "docs/history.md"
-    assert changes["notes/plan.md"].new == "# Plan\nRound the cart total.\n"
+    assert changes["src/cart.py"].new == "def total(items):\n    return round(sum(items), 2)\n"
+    assert changes["docs/notes.md"].new == "Totals are rounded.\n"
+    assert changes["old_cart.py"].new is None
