@@ -216,9 +216,22 @@ class SessionService:
             self._small = (
                 kept,
                 small_specs([by_name[t.name] for t in kept]),
-                small_system_prompt(self.root, knowledge=self.knowledge.primer()),
+                small_system_prompt(self.root, knowledge=self.knowledge.primer()
+                                    if self._evident_framework() else ""),
             )
         return self._small
+
+    def _evident_framework(self) -> bool:
+        """Whether the project itself declares the framework: a small model gets no primer
+        and no documentation search for a folder the pack only claims because it is new."""
+        from totem.knowledge.totaljs.detect import is_new_folder
+
+        return self.knowledge.active and (
+            self.config.knowledge.totaljs == "always" or not is_new_folder(self.root)
+        )
+
+    def _knowledge_for(self, agent: Agent) -> bool:
+        return self._evident_framework() if agent.profile.small else self.knowledge.active
 
     async def mcp_tools(self, agent: Agent) -> list[Tool]:
         """The MCP servers' tools; the servers start (each asking first) on the first run."""
@@ -339,7 +352,7 @@ class SessionService:
         expansion = expand(text, load_commands(self.root)) if text.startswith("/") else None
         model_text = expansion.model_text if expansion is not None else None
         self._warn_about_tools(agent)
-        if self.knowledge.active:  # the pages of earlier searches; a new one before step 1
+        if self._knowledge_for(agent):  # the pages of earlier searches; a new one before step 1
             prompt = text if expansion is None else None
             base, agent.system = agent.system, agent.system + self.knowledge.pages_section()
             agent.prepare = functools.partial(self._before_first_step, agent, base, prompt,

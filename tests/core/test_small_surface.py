@@ -9,7 +9,7 @@ import pytest
 
 from totem.config import Config
 from totem.loop import Agent
-from totem.providers.fake import ScriptedProvider, reply
+from totem.providers.fake import ScriptedProvider, call, reply
 from totem.session import SessionService
 from totem.store.sqlite import SqliteStore
 
@@ -84,3 +84,39 @@ def test_a_hosted_model_keeps_every_tool_and_the_full_prompt(tmp_path: Path,
     assert "Skills:" in agent.system
     edit = next(s for s in agent.specs or [] if s.name == "edit")
     assert "replace_all" in edit.parameters["properties"]
+
+
+def test_a_new_folder_claimed_by_the_pack_gives_a_small_model_no_primer(tmp_path: Path) -> None:
+    folder = tmp_path / "new"
+    folder.mkdir()
+    (folder / "README.md").write_text("# Greeter\n")
+    assert "Total.js" in agent_for(tmp_path, folder, "claude-sonnet-4-5").system  # as before
+    assert "Total.js" not in agent_for(tmp_path, folder, SMALL).system
+
+
+def test_a_small_model_in_a_new_folder_runs_without_the_documentation_search(
+    tmp_path: Path,
+) -> None:
+    from totem.abort import AbortSignal
+    from totem.events import Event, Notice
+
+    folder = tmp_path / "new"
+    folder.mkdir()
+    (folder / "README.md").write_text("# Greeter\n")
+    provider = ScriptedProvider([call(("read", {"path": "README.md"})), reply("A greeter.")])
+
+    async def go() -> list[Event]:
+        service = SessionService(folder, mode="yes", config=Config(model="m"),
+                                 store=SqliteStore(tmp_path / "store.db"), provider=provider)
+        try:
+            session = service.open(model=SMALL)
+            run = service.run(session, "Create a page that greets the visitor",
+                              abort=AbortSignal(), model=SMALL)
+            return [e async for e in run]
+        finally:
+            await service.aclose()
+
+    events = asyncio.run(go())
+    notices = [e.text for e in events if isinstance(e, Notice)]
+    assert not any("forge" in n or "documentation" in n.lower() for n in notices), notices
+    assert "Total.js" not in provider.requests[0].system
