@@ -91,3 +91,14 @@ def test_a_read_in_an_earlier_run_of_the_session_counts(tmp_path: Path) -> None:
          reply("done")]), tools=TOOLS, store=first.store)
     run_once(second, "drop requests", session_id=sid)
     assert (root / "requirements.txt").read_text() == "flask==3.0\n"
+
+
+def test_an_edit_of_a_file_that_does_not_exist_points_to_write(tmp_path: Path) -> None:
+    project_with_requirements(tmp_path)
+    turns = [call(("edit", {"path": "hello.txt", "old_string": "hello world",
+                            "new_string": "hello, world"})), reply("done")]
+    agent = make_agent(tmp_path, ScriptedProvider(turns), tools=TOOLS)
+    sid, _ = run_once(agent, "create hello.txt")
+    [(_, state, output)] = outputs(agent.store, sid)
+    assert state == "error"
+    assert output == "hello.txt does not exist. To create a new file, use write."
