@@ -38,6 +38,7 @@ FinishReason: TypeAlias = Literal[
     "rejected",  # three rejected or denied actions in a row
     "aborted",  # the person stopped the run
     "error",  # the provider failed for good (auth, invalid request, retries exhausted)
+    "unverified",  # the answer claims a change, but the session made none
 ]
 
 

@@ -157,14 +157,15 @@ def test_the_findings_reach_the_model_in_the_tool_results(tmp_path: Path) -> Non
     root = total5_project(tmp_path)
     turns = [
         call(("write", {"path": "schemas/new.js", "content": BAD})),
-        call(("edit", {"path": "schemas/orders.js", "old_string": "var a = 1;",
+        call(("read", {"path": "schemas/orders.js"}),  # an existing file is read first
+             ("edit", {"path": "schemas/orders.js", "old_string": "var a = 1;",
                        "new_string": "var a = \"one\";"})),
         call(("patch", {"patch": PATCH})),
         call(("write", {"path": "schemas/clean.js", "content": CLEAN_JS})),
         reply("fixed"),
     ]
     ran = run_session(tmp_path, root, ["go"], turns)  # short: no documentation search
-    write, edit, patch, clean = tool_outputs(ran.messages)
+    write, _read, edit, patch, clean = tool_outputs(ran.messages)
     assert write.startswith("Created schemas/new.js (5 lines).\n\nTotal.js conventions check")
     for rule in ("[action-id]", "[tabs]", "[quotes]", "[semicolon]"):
         assert rule in write

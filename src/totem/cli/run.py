@@ -1,6 +1,7 @@
 """`totem run MESSAGE`: one request, headless; the exit code says how it ended.
 
-    0 finished   1 error   2 usage or configuration   3 a limit was reached   130 aborted
+    0 finished   1 error   2 usage or configuration   3 a limit was reached
+    4 the answer claims a change that was not made   130 aborted
 """
 
 from __future__ import annotations
@@ -13,7 +14,14 @@ import sys
 from pathlib import Path
 
 from totem.abort import AbortSignal
-from totem.cli.exit_codes import EXIT_ABORTED, EXIT_ERROR, EXIT_LIMIT, EXIT_OK, EXIT_USAGE
+from totem.cli.exit_codes import (
+    EXIT_ABORTED,
+    EXIT_ERROR,
+    EXIT_LIMIT,
+    EXIT_OK,
+    EXIT_UNVERIFIED,
+    EXIT_USAGE,
+)
 from totem.cli.interact import answer_in_terminal
 from totem.cli.lines import LineReader
 from totem.cli.render import TextRenderer
@@ -31,6 +39,7 @@ def exit_code(finished: RunFinished | None) -> int:
         "finished": EXIT_OK,
         "aborted": EXIT_ABORTED,
         "error": EXIT_ERROR,
+        "unverified": EXIT_UNVERIFIED,
     }.get(finished.reason, EXIT_LIMIT)
 
 

@@ -17,9 +17,13 @@ from totem.abort import Aborted, AbortSignal
 from totem.events import Event, FinishReason, ToolEnd, ToolStart
 from totem.messages import Message, ToolPart
 from totem.policy.permission import PermissionDenied
-from totem.tools.base import Tool, ToolContext, ToolError, parse_arguments
+from totem.providers.base import ToolSpec
+from totem.tools.base import Tool, ToolContext, ToolError, parse_arguments, tool_spec
+from totem.tools.read_first import ReadFirst
 
 if TYPE_CHECKING:
+    from pydantic import BaseModel
+
     from totem.run.agent import Agent
 
 __all__ = ["ABORTED_OUTPUT", "Stop", "ToolRunner"]
@@ -63,7 +67,7 @@ class ToolRunner:
         self.tools = {t.name: t for t in agent.tools}
         self.denials = 0
         self.seen_calls: dict[str, int] = {}
-
+        self._read_first: ReadFirst | None = None
 
     async def execute(self, message: Message, calls: list[ToolPart]) -> None:
         index = 0
@@ -103,18 +107,22 @@ class ToolRunner:
 
     async def _call(self, message: Message, part: ToolPart) -> None:
         self.abort.check()
+        if part.name not in self.tools and self.agent.profile.text_tool_calls:
+            from totem.tools.schema_copy import repair_unknown
+
+            repair_unknown(part, self.tools)
         self.emit(ToolStart(part.call_id, part.name, part.input, part.from_text))
         tool = self.tools.get(part.name)
         if tool is None:
             known = ", ".join(sorted(self.tools))
-            self.finish(message, part, f"Unknown tool '{part.name}'. Tools: {known}.", True)
+            self.finish(message, part, f"Unknown tool '{part.name}'. Tools: {known}. Call one "
+                        "of these by its exact name.", True)
             return
         try:
-            args = parse_arguments(tool, part.input if part.input is not None else part.raw_input)
+            args = self._arguments(tool, part)
         except ToolError as exc:
             self.finish(message, part, str(exc), error=True)
             return
-        part.input = args.model_dump()
         part.state = "running"
         self.save(message, part)
         part.meta = {}
@@ -135,7 +143,35 @@ class ToolRunner:
         else:
             part.images = result.images
             part.title = result.title
+            self.read_first.record(tool.name, part.input or {})
             self.finish(message, part, result.output, error=False)
+
+    def _arguments(self, tool: Tool, part: ToolPart) -> BaseModel:
+        """The call's validated arguments; a ToolError when they are a copy of the schema,
+        invalid, or would change an existing file the session has not read."""
+        from totem.tools.schema_copy import copied_schema
+
+        raw = part.input if part.input is not None else part.raw_input
+        copied_schema(raw, self.spec_of(tool))
+        args = parse_arguments(tool, raw)
+        part.input = args.model_dump()
+        refused = self.read_first.refusal(tool.name, part.input)
+        if refused is not None:
+            raise ToolError(refused)
+        return args
+
+    def spec_of(self, tool: Tool) -> ToolSpec:
+        """The definition of `tool` the model was shown."""
+        spec = next((s for s in self.agent.specs or [] if s.name == tool.name), None)
+        return spec if spec is not None else tool_spec(tool)
+
+    @property
+    def read_first(self) -> ReadFirst:
+        """The files this session has read or written, from its history on first use."""
+        if self._read_first is None:
+            history = self.agent.store.messages(self.session_id)
+            self._read_first = ReadFirst(self.agent.root, history)
+        return self._read_first
 
     def _context(self, tool: Tool, part: ToolPart) -> ToolContext:
         return ToolContext(

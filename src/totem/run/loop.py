@@ -48,6 +48,7 @@ from totem.providers.base import (
 from totem.providers.catalog.catalogue import cost
 from totem.providers.transport.retry import stream_with_retry
 from totem.run.agent import Agent, CacheClock
+from totem.run.answer_check import AnswerCheck
 from totem.run.compaction import (
     Compactor,
     Plan,
@@ -57,7 +58,7 @@ from totem.run.compaction import (
 )
 from totem.run.execute import ABORTED_OUTPUT, Stop, ToolRunner
 from totem.run.recorder import StepRecorder
-from totem.run.textcalls import parse_text_tool_calls
+from totem.run.textcalls import params_of, parse_text_tool_calls
 from totem.tools.base import tool_spec
 
 __all__ = ["Agent", "Run", "run_events"]
@@ -108,6 +109,8 @@ class Run:
         )
         self.shortened_shown = 0
         self.cost: float | None = None
+        self.answers = AnswerCheck(agent.root, self.tools)
+        self.first = len(self.history)  # where this run's messages start
 
     # the run ------------------------------------------------------------------------------
 
@@ -155,6 +158,11 @@ class Run:
                     continuations += 1
                     self._synthetic_user("Continue.")
                     continue
+                if self.agent.profile.small:
+                    verdict = self._check_answer(message)
+                    if verdict is None:
+                        continue
+                    return verdict
                 return "finished", ""
             try:
                 await self.runner.execute(message, calls)
@@ -163,6 +171,24 @@ class Run:
                     return await self._closing("repeat", REPEAT_NOTE)
                 self._note(message, stop.detail, "warning")
                 return stop.reason, stop.detail
+
+    def _check_answer(self, message: Message) -> tuple[FinishReason, str] | None:
+        """A small model's answer: None after a nudge to look (once per run); a distinct
+        outcome when it claims a change the session did not make; else finished."""
+        answer = message.text()
+        nudge = self.answers.nudge(answer, self.history[self.first:], self._request_text())
+        if nudge is not None:
+            self.emit(Notice("The answer was not checked against the project; asking the "
+                             "model to look with tools first."))
+            self._synthetic_user(nudge)
+            return None
+        if self.answers.unbacked_claim(answer, self.history):
+            detail = ("The answer says something was changed, but no change was made in this "
+                      "session.")
+            self.emit(Notice(detail, "warning"))
+            self._note(message, detail, "warning")
+            return "unverified", detail
+        return "finished", ""
 
     async def _closing(self, reason: FinishReason, note: str) -> tuple[FinishReason, str]:
         """A limit was reached while the model wanted tools: one last call without tools."""
@@ -307,7 +333,8 @@ class Run:
     def _calls_from_text(self, message: Message, recorder: StepRecorder) -> list[ToolPart]:
         if not self.agent.profile.text_tool_calls:
             return []
-        found = parse_text_tool_calls(message.text(), set(self.tools))
+        params = params_of({s.name: s.parameters for s in self.specs})
+        found = parse_text_tool_calls(message.text(), set(self.tools), params=params)
         parts = []
         for name, args in found:
             part = ToolPart(

@@ -84,6 +84,7 @@ class SessionService:
         self._providers: dict[str, Provider] = {}
         self._system: str | None = None
         self._specs: list[ToolSpec] | None = None
+        self._small: tuple[list[Tool], list[ToolSpec], str] | None = None
         self._current: Agent | None = None
         self.problems: list[str] = []  # agent files and the like that could not be read
         self.notices: list[str] = list(self.config.notices)  # said at the next run's start
@@ -179,12 +180,16 @@ class SessionService:
             from totem.tools.lazy import specs_for
 
             self._specs = specs_for(tools)
-        if self._system is None:
-            self._system = build_system_prompt(
-                self.root, knowledge=self.knowledge.primer(),
-                hidden_skills=self.knowledge.hidden_skills(),
-            )
         profile = profile_for(model)
+        if profile.small:
+            tools, specs, system = self._small_surface(tools, self._specs)
+        else:
+            if self._system is None:
+                self._system = build_system_prompt(
+                    self.root, knowledge=self.knowledge.primer(),
+                    hidden_skills=self.knowledge.hidden_skills(),
+                )
+            specs, system = self._specs, self._system
         info = self._model_info(label, model)
         agent = Agent(
             provider=provider,
@@ -195,11 +200,11 @@ class SessionService:
             store=self.store,
             root=self.root,
             permission=self.permission,
-            system=self._system,
+            system=system,
             settings=self.config.tools,
             max_steps=self.config.max_steps,
             redact=self._redact,
-            specs=self._specs,
+            specs=specs,
             questions=self.questions,
             context_window=self._window(label, model) or info.context_window
             or profile.context_window,
@@ -212,6 +217,36 @@ class SessionService:
             agent.preparers.append(functools.partial(self.toolset.mcp_tools, agent))
         self._current = agent
         return agent
+
+    def _small_surface(
+        self, tools: list[Tool], specs: list[ToolSpec]
+    ) -> tuple[list[Tool], list[ToolSpec], str]:
+        """What a small model is given: a few tools with short texts, a short prompt."""
+        if self._small is None:
+            from totem.prompt.small import small_system_prompt
+            from totem.tools.small import small_specs, small_tools
+
+            kept = small_tools(tools)
+            by_name = {s.name: s for s in specs}
+            self._small = (
+                kept,
+                small_specs([by_name[t.name] for t in kept]),
+                small_system_prompt(self.root, knowledge=self.knowledge.primer()
+                                    if self._evident_framework() else ""),
+            )
+        return self._small
+
+    def _evident_framework(self) -> bool:
+        """Whether the project itself declares the framework: a small model gets no primer
+        and no documentation search for a folder the pack only claims because it is new."""
+        from totem.knowledge.totaljs.detect import is_new_folder
+
+        return self.knowledge.active and (
+            self.config.knowledge.totaljs == "always" or not is_new_folder(self.root)
+        )
+
+    def _knowledge_for(self, agent: Agent) -> bool:
+        return self._evident_framework() if agent.profile.small else self.knowledge.active
 
     def _model_info(self, label: str, model: str) -> ModelInfo:
         from totem.providers.catalog.catalogue import model_info
@@ -294,7 +329,7 @@ class SessionService:
         expansion = expand(text, load_commands(self.root)) if text.startswith("/") else None
         model_text = expansion.model_text if expansion is not None else None
         self._warn_about_tools(agent)
-        if self.knowledge.active:  # the pages of earlier searches; a new one before step 1
+        if self._knowledge_for(agent):  # the pages of earlier searches; a new one before step 1
             prompt = text if expansion is None else None
             base, agent.system = agent.system, agent.system + self.knowledge.pages_section()
             agent.preparers = [*agent.preparers, functools.partial(

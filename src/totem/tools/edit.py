@@ -40,7 +40,8 @@ class Edit:
             raise ToolError(f"{relative} is a folder; give the path of a file.")
         if not path.exists():
             if args.old_string:
-                raise not_found(args.path, path, ctx)
+                missing = not_found(args.path, path, ctx)
+                raise ToolError(f"{missing} To create a new file, use write.")
             return await _create(path, args.new_string, ctx)
         content = _text(path, relative)
         if not args.old_string:

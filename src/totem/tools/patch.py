@@ -20,18 +20,8 @@ from totem.tools.read import is_binary
 
 __all__ = ["Patch", "PatchInput"]
 
-DESCRIPTION = """Apply a multi-file patch:
-*** Begin Patch
-*** Add File: path
-+line
-*** Update File: path
-*** Move to: new/path (optional)
-@@ a line before the change (optional)
- context
--old line
-+new line
-*** Delete File: path
-*** End Patch"""
+# a concrete example, not a template: models copy a template's placeholders as they are
+DESCRIPTION = (Path(__file__).with_name("patch.txt")).read_text(encoding="utf-8").strip()
 
 
 class PatchInput(BaseModel):

@@ -24,6 +24,7 @@ export const afterRender = [];
 const FINISH = {
   aborted: "Stopped", step_limit: "Step limit reached", repeat: "Stopped: the model kept repeating itself",
   rejected: "Stopped after three refused actions", error: "Failed",
+  unverified: "The answer claims a change that was not made",
 };
 
 export class Turn {

@@ -1,0 +1,40 @@
+"""What a small local model is told: a short prompt, and the nudges after a weak answer.
+
+The texts are the files beside this module: small.txt (the system prompt's first part),
+small_look.txt (an answer given without looking) and small_missing_path.txt (an answer that
+names a path the project does not have).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+
+from totem.prompt.builder import environment, project_instructions
+
+__all__ = ["look_nudge", "missing_path_nudge", "small_system_prompt"]
+
+_HERE = Path(__file__).parent
+
+
+def _text(name: str) -> str:
+    return (_HERE / name).read_text(encoding="utf-8").strip()
+
+
+def small_system_prompt(root: Path, *, knowledge: str = "") -> str:
+    """small.txt, the environment, the project's instructions and a framework primer (only
+    when the project uses that framework); no skills list."""
+    parts = [_text("small.txt"), environment(root), project_instructions(root), knowledge.strip()]
+    return "\n\n".join(p for p in parts if p)
+
+
+def look_nudge(files: Sequence[str]) -> str:
+    """Said once when a small model answers without a single tool call; `files`: some of
+    the project's files, so that it has real paths to read."""
+    return _text("small_look.txt").replace("{files}", ", ".join(files) or "(none)")
+
+
+def missing_path_nudge(paths: Sequence[str], files: Sequence[str]) -> str:
+    """Said once when a small model's answer names paths that do not exist."""
+    text = _text("small_missing_path.txt").replace("{paths}", ", ".join(paths))
+    return text.replace("{files}", ", ".join(files) or "(none)")

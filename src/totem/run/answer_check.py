@@ -1,0 +1,127 @@
+"""Checks on a small model's closing answer: did it look, do its paths exist, did it change
+what it says it changed?
+
+Small models answer from nothing ("ANSWER: 8080" for a value never read), name files that
+do not exist, and close with "I have fixed the typo" when no change was made. The loop asks
+`AnswerCheck` before it accepts an answer: once per run a nudge (a user-role message) when
+the model used no tool at all, or named paths the project does not have; and, when the
+answer claims a change but the session made none, a distinct outcome instead of success.
+"""
+
+from __future__ import annotations
+
+import os
+import re  # patterns compiled on first use (re caches them), not at start-up
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+
+from totem.messages import Message, ToolPart
+from totem.tools.base import Tool
+
+__all__ = ["AnswerCheck", "claims_change", "named_paths"]
+
+_EXTENSIONS = (
+    "py|pyi|js|mjs|cjs|ts|tsx|jsx|java|kt|go|rs|rb|php|c|h|cc|cpp|hpp|cs|swift|sh|bash|sql|"
+    "json|yaml|yml|toml|ini|cfg|conf|env|txt|md|rst|html|htm|css|scss|xml|csv|lock|gradle"
+)
+_PATH = rf"(?<![\w/.:@-])((?:[\w.-]+/)*[\w-][\w.-]*\.(?:{_EXTENSIONS}))(?![\w/-])"
+_CLAIM = (
+    r"\b(?:I(?:'ve| have)?|we(?:'ve| have)?|has been|have been|was|were|is now|are now)\s+"
+    r"(?:(?:already|now|successfully|just|also)\s+)*"
+    r"(?:fixed|updated|created|renamed|changed|modified|edited|written|wrote|removed|"
+    r"deleted|added|replaced|corrected|moved|applied|made the change)\b"
+)
+_NEGATION = r"\b(?:not|no|nothing|never|none|cannot)\b|n't\b"
+_SKIP_DIRS = frozenset({".git", "node_modules", ".venv", "venv", "__pycache__", ".tox"})
+_MAX_FILES = 20_000
+_SHOWN_FILES = 30  # files named in a nudge
+
+
+def claims_change(text: str) -> bool:
+    """Whether the answer says something in the project was changed (not "nothing was")."""
+    for match in re.finditer(_CLAIM, text, re.I):
+        sentence = re.split(r"[.!?\n]", text[: match.start()])[-1]
+        if not re.search(_NEGATION, sentence + match.group(0), re.I):
+            return True
+    return False
+
+
+def _project_files(root: Path) -> set[str]:
+    """Relative paths of the project's files and folders (the first _MAX_FILES)."""
+    found: set[str] = set()
+    for folder, dirs, files in os.walk(root):
+        dirs[:] = [d for d in dirs if d not in _SKIP_DIRS]
+        base = os.path.relpath(folder, root)
+        for name in [*dirs, *files]:
+            found.add(name if base == "." else f"{base}/{name}")
+            if len(found) >= _MAX_FILES:
+                return found
+    return found
+
+
+def named_paths(text: str) -> list[str]:
+    """The file paths an answer names (those with a known file extension)."""
+    paths: list[str] = []
+    for match in re.finditer(_PATH, text):
+        path = match.group(1).removeprefix("./")
+        if path not in paths:
+            paths.append(path)
+    return paths
+
+
+def _some_files(files: set[str], root: Path) -> list[str]:
+    """Up to _SHOWN_FILES of the project's files, the shallowest first."""
+    plain = [f for f in files if (root / f).is_file()]
+    return sorted(plain, key=lambda f: (f.count("/"), f))[:_SHOWN_FILES]
+
+
+def _missing(paths: Iterable[str], files: set[str]) -> list[str]:
+    missing = []
+    for path in paths:
+        if path in files or any(f.endswith("/" + path) for f in files):
+            continue
+        missing.append(path)
+    return missing
+
+
+def _changed(history: Iterable[Message], tools: Mapping[str, Tool]) -> bool:
+    """Whether a call that can change the project completed in the session."""
+    for message in history:
+        for part in message.parts:
+            if isinstance(part, ToolPart) and part.state == "completed":
+                tool = tools.get(part.name)
+                if tool is None or not tool.read_only:
+                    return True
+    return False
+
+
+class AnswerCheck:
+    """One run's checks on its closing answer; each nudge is given at most once."""
+
+    def __init__(self, root: Path, tools: Mapping[str, Tool]) -> None:
+        self.root = root
+        self.tools = tools
+        self.nudged = False
+
+    def nudge(self, answer: str, run: list[Message], request: str) -> str | None:
+        """The nudge for an answer given without looking, or naming paths that do not exist
+        (left out: those the request or the run's tool calls mention)."""
+        from totem.prompt.small import look_nudge, missing_path_nudge
+
+        if self.nudged or not answer.strip():
+            return None
+        parts = [p for m in run for p in m.parts if isinstance(p, ToolPart)]
+        files = _project_files(self.root)
+        if not parts:
+            self.nudged = True
+            return look_nudge(_some_files(files, self.root))
+        seen = request + "".join(f"{p.input} {p.output}" for p in parts)
+        missing = [p for p in _missing(named_paths(answer), files) if p not in seen]
+        if missing:
+            self.nudged = True
+            return missing_path_nudge(missing, _some_files(files, self.root))
+        return None
+
+    def unbacked_claim(self, answer: str, history: Iterable[Message]) -> bool:
+        """The answer claims a change, and the session made none."""
+        return claims_change(answer) and not _changed(history, self.tools)

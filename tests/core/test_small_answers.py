@@ -1,0 +1,160 @@
+"""What the agent accepts from a small model: answers checked against the project, calls
+checked against the schema, names repaired only when they clearly mean a real tool."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from tests.core.helpers import make_agent, run_once
+from totem.events import Notice, RunFinished, ToolEnd, ToolStart
+from totem.messages import TextPart, ToolPart
+from totem.providers.base import ModelRequest
+from totem.testing.scripted import ScriptedProvider, call, reply
+from totem.tools.bash import Bash
+from totem.tools.edit import Edit
+from totem.tools.grep import Grep
+from totem.tools.read import Read
+from totem.tools.write import Write
+
+SMALL = "qwen2.5-coder-0.5b-instruct"
+HOSTED = "claude-sonnet-4-5"
+TOOLS = [Read(), Grep(), Edit(), Write(), Bash()]
+
+
+def user_texts(request: ModelRequest) -> list[str]:
+    return [p.text for m in request.messages if m.role == "user" for p in m.parts
+            if isinstance(p, TextPart)]
+
+
+def finished(events: list[object]) -> RunFinished:
+    last = events[-1]
+    assert isinstance(last, RunFinished)
+    return last
+
+
+def with_config(tmp_path: Path) -> None:
+    project = tmp_path / "project"
+    project.mkdir(exist_ok=True)
+    (project / "config.ini").write_text("[server]\nport = 8437\n")
+    (project / "utils.py").write_text("def recieve(data):\n    return data\n")
+
+
+def test_an_answer_without_looking_gets_one_nudge_then_the_read_value(tmp_path: Path) -> None:
+    with_config(tmp_path)
+    provider = ScriptedProvider([
+        reply("ANSWER: 8080"),
+        call(("read", {"path": "config.ini"})),
+        reply("ANSWER: 8437"),
+    ])
+    agent = make_agent(tmp_path, provider, tools=TOOLS, model=SMALL)
+    _, events = run_once(agent, "What port does the server listen on?")
+    assert finished(events).reason == "finished"
+    nudge = user_texts(provider.requests[1])[-1]
+    assert nudge.startswith("You answered without looking at the project.")
+    assert nudge.endswith("The project's files: config.ini, utils.py")
+    assert any(isinstance(e, Notice) and "look with tools" in e.text for e in events)
+    assert len(provider.requests) == 3
+
+
+def test_the_nudge_is_given_once_per_run(tmp_path: Path) -> None:
+    with_config(tmp_path)
+    provider = ScriptedProvider([reply("ANSWER: 8080"), reply("ANSWER: 8080")])
+    agent = make_agent(tmp_path, provider, tools=TOOLS, model=SMALL)
+    _, events = run_once(agent, "What port does the server listen on?")
+    assert finished(events).reason == "finished" and len(provider.requests) == 2
+
+
+def test_a_hosted_model_is_not_nudged(tmp_path: Path) -> None:
+    with_config(tmp_path)
+    provider = ScriptedProvider([reply("ANSWER: 8080")])
+    agent = make_agent(tmp_path, provider, tools=TOOLS, model=HOSTED)
+    _, events = run_once(agent, "What port does the server listen on?")
+    assert finished(events).reason == "finished" and len(provider.requests) == 1
+
+
+def test_an_answer_naming_a_path_that_does_not_exist_is_sent_back_once(tmp_path: Path) -> None:
+    with_config(tmp_path)
+    provider = ScriptedProvider([
+        call(("grep", {"pattern": "Invoice"})),
+        reply("The builder is in src/invoice/InvoiceBuilder.java."),
+        reply("There is no invoice builder: it does not exist."),
+    ])
+    agent = make_agent(tmp_path, provider, tools=TOOLS, model=SMALL)
+    _, events = run_once(agent, "Where is the invoice builder?")
+    assert finished(events).reason == "finished"
+    nudge = user_texts(provider.requests[2])[-1]
+    assert "src/invoice/InvoiceBuilder.java, which does not exist" in nudge
+
+
+def test_paths_that_exist_or_that_the_run_touched_are_not_questioned(tmp_path: Path) -> None:
+    with_config(tmp_path)
+    (tmp_path / "project" / "old_backup.py").write_text("x = 1\n")
+    provider = ScriptedProvider([
+        call(("bash", {"command": "rm old_backup.py"})),
+        reply("Removed old_backup.py; config.ini and utils.py are unchanged."),
+    ])
+    agent = make_agent(tmp_path, provider, tools=TOOLS, model=SMALL)
+    _, events = run_once(agent, "delete the backup")
+    assert finished(events).reason == "finished" and len(provider.requests) == 2
+
+
+def test_a_claimed_change_that_was_not_made_is_not_success(tmp_path: Path) -> None:
+    with_config(tmp_path)
+    provider = ScriptedProvider([
+        call(("read", {"path": "utils.py"})),
+        reply("I have already fixed the typo in utils.py."),
+    ])
+    agent = make_agent(tmp_path, provider, tools=TOOLS, model=SMALL)
+    sid, events = run_once(agent, "Fix the typo 'recieve' in utils.py.")
+    end = finished(events)
+    assert end.reason == "unverified" and "no change was made" in end.detail
+    assert "recieve" in (tmp_path / "project" / "utils.py").read_text()
+
+
+def test_a_claimed_change_that_was_made_is_success(tmp_path: Path) -> None:
+    with_config(tmp_path)
+    provider = ScriptedProvider([
+        call(("read", {"path": "utils.py"})),
+        call(("edit", {"path": "utils.py", "old_string": "recieve", "new_string": "receive"})),
+        reply("I have fixed the typo in utils.py."),
+    ])
+    agent = make_agent(tmp_path, provider, tools=TOOLS, model=SMALL)
+    _, events = run_once(agent, "Fix the typo 'recieve' in utils.py.")
+    assert finished(events).reason == "finished"
+
+
+def test_arguments_copied_from_the_schema_are_refused(tmp_path: Path) -> None:
+    with_config(tmp_path)
+    description = Bash.description
+    provider = ScriptedProvider([
+        call(("bash", {"command": description})),
+        call(("read", {"path": {"type": "string", "description": "File or folder"}})),
+        reply("done"),
+    ])
+    agent = make_agent(tmp_path, provider, tools=TOOLS, model=SMALL)
+    _, events = run_once(agent, "list the files")
+    ends = [e for e in events if isinstance(e, ToolEnd)]
+    assert all(e.is_error for e in ends)
+    assert "text of the tool's description" in ends[0].output
+    assert "copy of its schema" in ends[1].output
+
+
+def test_a_tool_named_after_a_file_writes_it_for_a_local_model_only(tmp_path: Path) -> None:
+    for model, expected in ((SMALL, "hello world\n"), (HOSTED, None)):
+        root = tmp_path / model / "project"
+        root.mkdir(parents=True)
+        provider = ScriptedProvider([call(("hello.txt", {"content": "hello world\n"})),
+                                     reply("Created it.")])
+        agent = make_agent(tmp_path / model, provider, tools=TOOLS, model=model)
+        sid, events = run_once(agent, "create hello.txt saying hello world")
+        start = next(e for e in events if isinstance(e, ToolStart))
+        target = root / "hello.txt"
+        if expected is None:
+            assert start.name == "hello.txt" and not target.exists()
+            end = next(e for e in events if isinstance(e, ToolEnd))
+            assert "Tools: bash, edit, grep, read, write" in end.output
+        else:
+            assert start.name == "write" and target.read_text() == expected
+            parts = [p for m in agent.store.messages(sid) for p in m.parts
+                     if isinstance(p, ToolPart)]
+            assert parts[0].name == "write" and parts[0].state == "completed"

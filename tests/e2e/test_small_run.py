@@ -1,0 +1,68 @@
+"""`totem run` with a small local model: what it is sent, what it is held to, and the exit
+code when its answer claims a change that was never made. A real process and a real HTTP
+server playing the model's recorded answers."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+from totem.testing.fake_server import FakeOpenAIServer
+
+SMALL = "qwen2.5-coder-1.5b-instruct"
+
+
+def run(tmp_path: Path, turns: list[dict[str, Any]], *args: str
+        ) -> tuple[subprocess.CompletedProcess[str], list[dict[str, Any]], Path]:
+    root = tmp_path / "project"
+    root.mkdir(exist_ok=True)
+    server = FakeOpenAIServer(turns, models=[SMALL])
+    with server.in_thread() as url:
+        config = tmp_path / "totem.yaml"
+        config.write_text(
+            f"model: local/{SMALL}\nproviders:\n  local: {{kind: openai, base_url: '{url}'}}\n"
+        )
+        env = dict(os.environ, XDG_DATA_HOME=str(tmp_path / "data"),
+                   XDG_CONFIG_HOME=str(tmp_path / "config"), TOTEM_CONFIG=str(config))
+        done = subprocess.run(
+            [sys.executable, "-m", "totem", "run", "--format", "json", *args],
+            cwd=root, env=env, text=True, capture_output=True, timeout=60,
+            stdin=subprocess.DEVNULL,
+        )
+    chats = [r.body for r in server.requests if r.path.endswith("/chat/completions")]
+    return done, chats, root
+
+
+def test_a_claimed_fix_that_was_never_made_exits_4(tmp_path: Path) -> None:
+    (tmp_path / "project").mkdir()
+    (tmp_path / "project" / "utils.py").write_text("def recieve(data):\n    return data\n")
+    said = "I have already fixed the typo in utils.py."
+    done, chats, root = run(tmp_path, [{"text": said}, {"text": said}],
+                            "Fix the typo 'recieve' in utils.py.")
+    assert done.returncode == 4, done.stderr
+    end = json.loads(done.stdout.splitlines()[-1])
+    assert end["type"] == "run_finished" and end["reason"] == "unverified"
+    assert "recieve" in (root / "utils.py").read_text()
+    first = chats[0]
+    assert [t["function"]["name"] for t in first["tools"]] == [
+        "read", "glob", "grep", "edit", "write", "bash"]
+    assert first["messages"][0]["content"].startswith("You are totem. You work on the files")
+    nudge = chats[1]["messages"][-1]["content"]
+    assert nudge.startswith("You answered without looking") and nudge.endswith("utils.py")
+
+
+def test_an_xml_call_printed_as_the_answer_is_run(tmp_path: Path) -> None:
+    (tmp_path / "project").mkdir()
+    (tmp_path / "project" / "old_backup.py").write_text("x = 1\n")
+    turns = [{"text": '<tools><bash command="rm old_backup.py" timeout="10"/></tools>'},
+             {"text": "Deleted old_backup.py."}]
+    done, _, root = run(tmp_path, turns, "--yes", "Delete the file old_backup.py.")
+    assert done.returncode == 0, done.stderr
+    assert not (root / "old_backup.py").exists()
+    starts = [json.loads(line) for line in done.stdout.splitlines()
+              if json.loads(line)["type"] == "tool_start"]
+    assert starts[0]["name"] == "bash" and starts[0]["from_text"]
