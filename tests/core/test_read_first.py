@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from tests.core.helpers import make_agent, run_once
+from tests.support.loop_agents import make_agent, run_once
 from totem.messages import ToolPart
 from totem.testing.scripted import ScriptedProvider, call, reply
 from totem.tools.edit import Edit

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from tests.core.helpers import make_agent, run_once
+from tests.support.loop_agents import make_agent, run_once
 from totem.events import Notice, RunFinished, ToolEnd, ToolStart
 from totem.messages import TextPart, ToolPart
 from totem.providers.base import ModelRequest
