@@ -24,8 +24,8 @@ from totem.paths import data_dir
 from totem.permission import Mode, PermissionService, Reply
 from totem.prompt.builder import build_agent_prompt, build_system_prompt
 from totem.providers.base import Provider, ToolSpec
-from totem.providers.profiles import profile_for
 from totem.providers.registry import make_provider, resolve_model
+from totem.providers.served import served_model
 from totem.questions import QuestionService
 from totem.redact import Redactor
 from totem.state import SessionState
@@ -152,6 +152,7 @@ class SessionService:
 
     def agent(self, spec: str) -> Agent:
         """The conversation's agent for the model `spec` ("provider/model")."""
+        pconf: ProviderConfig | None = None
         if self._provider is not None:
             provider, model, label = self._provider, spec, spec
         else:
@@ -170,7 +171,8 @@ class SessionService:
                 self.root, knowledge=self.knowledge.primer(),
                 hidden_skills=self.knowledge.hidden_skills(),
             )
-        profile = profile_for(model)
+        served = served_model(pconf, model)
+        profile = served.profile
         info = self._model_info(label, model)
         agent = Agent(
             provider=provider,
@@ -187,8 +189,10 @@ class SessionService:
             redact=self._redact,
             specs=self._specs,
             questions=self.questions,
-            context_window=self._window(label, model) or info.context_window
-            or profile.context_window,
+            context_window=self._window(label, model)
+            or (served.facts.context_window if served.facts else None)
+            or info.context_window or profile.context_window,
+            sampling=served.sampling,
             state=self.state,
             price=info.price,
             cache_ttl=_cache_ttl(self.config.providers.get(label.partition("/")[0])),

@@ -1,0 +1,43 @@
+"""One configured model as its server serves it: profile, real window and sampling.
+
+The glue between the configuration, the server's own account of itself (`serverinfo`),
+the model profiles and the sampling (`sampling`); the session service calls it once per
+agent. A hosted provider is never asked anything.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from totem.config import ConfigError, ProviderConfig
+from totem.providers.profiles import ModelProfile, profile_for_served
+from totem.providers.sampling import Sampling, sampling_for
+from totem.providers.serverinfo import ServerFacts, is_local, probe
+
+__all__ = ["ServedModel", "served_model"]
+
+
+@dataclass(frozen=True, slots=True)
+class ServedModel:
+    profile: ModelProfile
+    facts: ServerFacts | None  # what the server said; None: hosted, or it said nothing
+    sampling: Sampling
+
+
+def served_model(pconf: ProviderConfig | None, model: str) -> ServedModel:
+    """The profile (by the served name, else by what the server serves), the server's
+    facts and the sampling of `model` on the provider `pconf` (None: a provider given
+    directly, as tests do)."""
+    if pconf is None:
+        profile = profile_for_served(model, ())
+        return ServedModel(profile, None, sampling_for(profile, None, local=False))
+    local = is_local(pconf.kind, pconf.base_url)
+    facts = probe(pconf.kind, pconf.base_url, model) if local else None
+    profile = profile_for_served(model, facts.names if facts else ())
+    entry = pconf.models.get(model)
+    settings = {**pconf.options, **(entry if isinstance(entry, dict) else {})}
+    try:
+        sampling = sampling_for(profile, facts, local=local, settings=settings)
+    except ValueError as exc:
+        raise ConfigError(f"provider '{pconf.name}', model '{model}': {exc}") from None
+    return ServedModel(profile, facts, sampling)

@@ -1,0 +1,161 @@
+"""Constrained tool calls ("step mode"): the server can only answer one valid step.
+
+Small models write malformed calls, call tools that do not exist, or loop inside one
+answer. A server that constrains its output to a JSON schema (llama.cpp, vLLM, LM Studio
+with `response_format`; Ollama with `format`) removes the whole class: the request carries
+no native tools, and the schema lets the answer be only
+
+    {"tool": NAME, "args": ARGS}    one call of an offered tool, ARGS valid for that tool
+    {"answer": TEXT}                the reply to the person
+
+`step_request(request, ...)` turns a request into that form (the tools described in the
+system prompt, earlier calls written as the same JSON, their results as text), and
+`step_events(events)` turns the answer back into the events every adapter emits (a
+`ToolCallBegin` with its arguments, or text), so the loop does not know the difference.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from collections.abc import AsyncIterator
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+from totem.messages import Message, Part, TextPart, ToolPart, new_id
+from totem.providers.base import (
+    ModelRequest,
+    StreamEnd,
+    StreamEvent,
+    TextChunk,
+    ToolArgsChunk,
+    ToolCallBegin,
+    ToolSpec,
+)
+
+__all__ = ["args_schema", "step_events", "step_request", "step_schema"]
+
+Json = dict[str, Any]
+# What a grammar need not know: said in the prompt, or checked by the tool itself.
+_DROPPED = frozenset({"description", "title", "default", "examples", "minimum", "maximum",
+                      "exclusiveMinimum", "exclusiveMaximum", "multipleOf", "format",
+                      "pattern"})
+
+
+def args_schema(schema: Any) -> Any:
+    """A tool's parameter schema, small: no descriptions or bounds, `X | None` as `X`
+    (an optional argument is left out instead), no properties beyond those named."""
+    if isinstance(schema, list):
+        return [args_schema(s) for s in schema]
+    if not isinstance(schema, dict):
+        return schema
+    options = schema.get("anyOf")
+    if isinstance(options, list):
+        real = [o for o in options if not (isinstance(o, dict) and o.get("type") == "null")]
+        if len(real) == 1 and isinstance(real[0], dict):
+            rest = {k: v for k, v in schema.items() if k != "anyOf"}
+            return args_schema({**rest, **real[0]})
+    out = {k: args_schema(v) for k, v in schema.items() if k not in _DROPPED}
+    if isinstance(out.get("properties"), dict):
+        out["properties"] = {k: args_schema(v) for k, v in schema["properties"].items()}
+        out["additionalProperties"] = False
+    return out
+
+
+def step_schema(specs: list[ToolSpec]) -> Json:
+    """The schema of one step: a call of one of `specs` or an answer."""
+    steps: list[Json] = [
+        {"type": "object",
+         "properties": {"tool": {"const": spec.name}, "args": args_schema(spec.parameters)},
+         "required": ["tool", "args"], "additionalProperties": False}
+        for spec in specs
+    ]
+    steps.append({"type": "object", "properties": {"answer": {"type": "string"}},
+                  "required": ["answer"], "additionalProperties": False})
+    return {"anyOf": steps}
+
+
+@cache
+def _instructions() -> str:
+    return (Path(__file__).with_name("stepmode.txt")).read_text(encoding="utf-8").strip()
+
+
+def _tool_lines(specs: list[ToolSpec]) -> str:
+    lines = []
+    for spec in specs:
+        args = json.dumps(args_schema(spec.parameters).get("properties", {}), ensure_ascii=False)
+        lines.append(f"- {spec.name}: {spec.description.strip()}\n  args: {args}")
+    return "\n".join(lines)
+
+
+def _as_written(message: Message) -> Message:
+    """An assistant message with its calls written as steps and their results as text."""
+    if message.role != "assistant" or not any(isinstance(p, ToolPart) for p in message.parts):
+        return message
+    parts: list[Part] = []
+    for part in message.parts:
+        if isinstance(part, ToolPart) and not part.from_text:
+            step = json.dumps({"tool": part.name, "args": part.input or {}}, ensure_ascii=False)
+            parts += [TextPart(step), dataclasses.replace(part, from_text=True)]
+        else:
+            parts.append(part)
+    return dataclasses.replace(message, parts=parts)
+
+
+def step_request(request: ModelRequest, *, engine: str | None) -> ModelRequest:
+    """`request` in step form, its schema where `engine` takes one (see the module doc)."""
+    if not request.tools:
+        return request
+    schema = step_schema(request.tools)
+    tools = _instructions().replace("{tools}", _tool_lines(request.tools))
+    option: Json = (
+        {"format": schema} if engine == "ollama"
+        else {"response_format": {"type": "json_schema",
+                                  "json_schema": {"name": "step", "schema": schema}}}
+    )
+    return dataclasses.replace(
+        request,
+        system=f"{request.system}\n\n{tools}" if request.system else tools,
+        messages=[_as_written(m) for m in request.messages],
+        tools=[],
+        options={**request.options, **option},
+    )
+
+
+def _step(text: str) -> Json | None:
+    try:
+        value = json.loads(text)
+    except ValueError:
+        return None
+    return value if isinstance(value, dict) else None
+
+
+async def step_events(events: AsyncIterator[StreamEvent]) -> AsyncIterator[StreamEvent]:
+    """The events of a step answer: its text held, then read as a call or an answer.
+
+    Text that is not a step (the server did not constrain it) passes as text, for the
+    loop's reading of calls written as text.
+    """
+    text: list[str] = []
+    async for event in events:
+        if isinstance(event, TextChunk):
+            text.append(event.text)
+            continue
+        if isinstance(event, StreamEnd):
+            for item in _read_step("".join(text), event):
+                yield item
+            return
+        yield event
+
+
+def _read_step(text: str, end: StreamEnd) -> list[StreamEvent]:
+    step = _step(text.strip())
+    if step is not None and isinstance(step.get("tool"), str):
+        args = step.get("args") if isinstance(step.get("args"), dict) else {}
+        return [ToolCallBegin(0, new_id("call"), step["tool"]),
+                ToolArgsChunk(0, json.dumps(args, ensure_ascii=False)),
+                StreamEnd("tool_calls", end.raw)]
+    if step is not None and isinstance(step.get("answer"), str):
+        return [TextChunk(step["answer"]), end]
+    return [TextChunk(text), end] if text else [end]
