@@ -6,6 +6,7 @@ command does it). Skipped when they are missing, unless TOTEM_REQUIRE_CPU_MODEL=
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import socket
@@ -33,18 +34,19 @@ def _free_port() -> int:
         return port
 
 
-@pytest.fixture(scope="module")
-def llama_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+@contextlib.contextmanager
+def llama_server(log_dir: Path, *extra: str) -> Iterator[str]:
+    """llama-server serving the cached CPU model (with `extra` arguments): its /v1 URL."""
     if not (MODEL.is_file() and SERVER.is_file()):
         if os.environ.get("TOTEM_REQUIRE_CPU_MODEL") == "1":
             pytest.fail("the CPU model is required but missing: run scripts/cpu-model.sh")
         pytest.skip("CPU model not cached (scripts/cpu-model.sh)")
     port = _free_port()
-    log = tmp_path_factory.mktemp("llama") / "server.log"
+    log = log_dir / "server.log"
     with log.open("wb") as out:
         proc = subprocess.Popen(
             [str(SERVER), "-m", str(MODEL), "--jinja", "-c", "8192", "-t", "2",
-             "--host", "127.0.0.1", "--port", str(port)],
+             "--host", "127.0.0.1", "--port", str(port), *extra],
             stdout=out, stderr=subprocess.STDOUT,
         )
     try:
@@ -61,6 +63,12 @@ def llama_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     finally:
         proc.terminate()
         proc.wait(timeout=30)
+
+
+@pytest.fixture(scope="module")
+def llama_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    with llama_server(tmp_path_factory.mktemp("llama")) as url:
+        yield url
 
 
 def test_real_model_calls_a_tool_and_the_run_ends_visibly(llama_url: str, tmp_path: Path) -> None:

@@ -125,3 +125,69 @@ class LlamaLike:
         self._server.shutdown()
         self._server.server_close()
         self._thread.join(timeout=5)
+
+
+@dataclass
+class RecordingProxy:
+    """A pass-through to a real server on 127.0.0.1 that keeps every POSTed JSON body and
+    every answer it passed back (streams are passed on as they come)."""
+
+    target: str  # http://127.0.0.1:PORT
+    bodies: list[dict[str, Any]] = field(default_factory=list)
+    answers: list[bytes] = field(default_factory=list)
+
+    def __enter__(self) -> RecordingProxy:
+        import urllib.error
+        import urllib.request
+
+        owner = self
+        opener = urllib.request.build_opener(urllib.request.ProxyHandler({}))
+
+        class Handler(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+
+            def log_message(self, *args: Any) -> None:
+                pass
+
+            def _forward(self, data: bytes | None) -> None:
+                request = urllib.request.Request(owner.target + self.path, data=data,
+                                                 headers={"Content-Type": "application/json"})
+                try:
+                    response = opener.open(request, timeout=600)
+                except urllib.error.HTTPError as exc:
+                    response = exc
+                self.send_response(response.status)
+                self.send_header("Content-Type", response.headers.get("Content-Type", ""))
+                self.send_header("Transfer-Encoding", "chunked")
+                self.end_headers()
+                kept = b""
+                read = getattr(response, "read1", response.read)  # read1: what has come
+                while piece := read(65536):
+                    kept += piece
+                    self.wfile.write(f"{len(piece):x}\r\n".encode() + piece + b"\r\n")
+                    self.wfile.flush()
+                self.wfile.write(b"0\r\n\r\n")
+                if data is not None:
+                    owner.answers.append(kept)
+
+            def do_GET(self) -> None:  # noqa: N802
+                self._forward(None)
+
+            def do_POST(self) -> None:  # noqa: N802
+                data = self.rfile.read(int(self.headers.get("Content-Length") or 0))
+                owner.bodies.append(json.loads(data))
+                self._forward(data)
+
+        self._server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
+        self._thread.start()
+        return self
+
+    @property
+    def base_url(self) -> str:
+        return f"http://127.0.0.1:{self._server.server_address[1]}/v1"
+
+    def __exit__(self, *exc: object) -> None:
+        self._server.shutdown()
+        self._server.server_close()
+        self._thread.join(timeout=5)

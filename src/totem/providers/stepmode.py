@@ -96,11 +96,21 @@ def _as_written(message: Message) -> Message:
     parts: list[Part] = []
     for part in message.parts:
         if isinstance(part, ToolPart) and not part.from_text:
-            step = json.dumps({"tool": part.name, "args": part.input or {}}, ensure_ascii=False)
+            step = json.dumps({"tool": part.name, "args": _written_args(part)},
+                              ensure_ascii=False)
             parts += [TextPart(step), dataclasses.replace(part, from_text=True)]
         else:
             parts.append(part)
     return dataclasses.replace(message, parts=parts)
+
+
+def _written_args(part: ToolPart) -> Json:
+    """The arguments as the model wrote them (the tool's defaults are not its words)."""
+    try:
+        written = json.loads(part.raw_input)
+    except ValueError:
+        written = None
+    return written if isinstance(written, dict) else (part.input or {})
 
 
 def step_request(request: ModelRequest, *, engine: str | None) -> ModelRequest:
