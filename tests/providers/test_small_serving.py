@@ -84,7 +84,10 @@ def test_only_local_servers_are_asked() -> None:
     assert is_local("ollama", "")
     assert not is_local("openai", "https://api.openai.com/v1")
     assert not is_local("ollama", "https://ollama.com")
-    # a hosted provider: nothing is asked, nothing is cached, whatever the address answers
+    assert not is_local("openai", "http://203.0.113.9/v1")  # a documentation address
+    assert not is_local("openai", "http://[2001:db8::1]:8080/v1")
+    assert is_local("openai", "http://[fd00::5]:8080/v1")
+    # a hosted provider: nothing is asked (the address is never contacted)
     assert probe("openai", "http://203.0.113.9/v1", "gpt-4o") is None
     hosted = ProviderConfig("cloud", "openai", base_url="https://api.example.com/v1")
     served = served_model(hosted, "local")
@@ -99,7 +102,7 @@ def test_probe_asks_a_real_http_server_once_per_process() -> None:
         asked = list(server.gets)
     assert first is again and first is not None
     assert first.context_window == 8192
-    assert asked == ["/props", "/v1/models"]
+    assert sorted(asked) == ["/api/v0/models/local", "/props", "/v1/models"]  # once each
 
 
 def test_served_model_of_an_alias_is_small_calm_bounded_and_constrained() -> None:

@@ -10,14 +10,14 @@ local provider totem asks the server once per process and base URL + model:
     Ollama      POST {root}/api/show        model_info *.context_length, details.family
 
 Only local providers are asked (a loopback or private address, or Ollama at its default
-one): a hosted provider pays nothing. Each GET has a short timeout, and a server that
-answers none of them gives `None`. Stdlib only (urllib), so nothing heavy is imported at start.
+one): a hosted provider pays nothing. The questions go at the same time, each with a short
+timeout, so a local server costs one round trip; one that answers none gives `None`.
 """
 
 from __future__ import annotations
 
 import ipaddress
-import json
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import PurePosixPath, PureWindowsPath
 from typing import Any, Literal, TypeAlias
@@ -37,6 +37,11 @@ __all__ = [
 Engine: TypeAlias = Literal["llamacpp", "vllm", "lmstudio", "ollama"]
 PROBE_TIMEOUT = 2.0
 _OPENAI_KINDS = frozenset({"openai", "openai-compatible", "llamacpp", "lmstudio", "vllm", "other"})
+
+
+# private networks (RFC 1918, IPv6 unique local); `is_private` would add documentation ranges
+_LOCAL_NETWORKS = tuple(ipaddress.ip_network(n) for n in (
+    "10.0.0.0/8", "172.16.0.0/12", "192.168.0.0/16", "fc00::/7"))
 
 
 @dataclass(frozen=True, slots=True)
@@ -59,7 +64,9 @@ def is_local(kind: str, base_url: str) -> bool:
         address = ipaddress.ip_address(host)
     except ValueError:
         return False
-    return address.is_loopback or address.is_private or address.is_link_local
+    return address.is_loopback or address.is_link_local or any(
+        address in network for network in _LOCAL_NETWORKS
+    )
 
 
 def _stem(path: str) -> str:
@@ -142,20 +149,27 @@ def _unique(names: Any) -> tuple[str, ...]:
 _CACHE: dict[tuple[str, str], ServerFacts | None] = {}
 
 
-def _ask(url: str, *, body: dict[str, Any] | None = None) -> Any:
-    """The JSON answer of `url` (POST when `body`), or None on any failure."""
-    import urllib.request  # only when a local server is asked: it pulls in http.client
+def _ask_all(urls: list[str], *, body: dict[str, Any] | None = None) -> list[Any]:
+    """The JSON answer of each of `urls` (POSTs of `body` when given), asked at the same
+    time; None for any that failed. httpx is already loaded by the provider by then."""
+    import httpx
 
-    data = json.dumps(body).encode() if body is not None else None
-    opener = urllib.request.build_opener(urllib.request.ProxyHandler({}))  # never via a proxy
-    request = urllib.request.Request(url, data=data, headers={"User-Agent": "totem"})
-    if data is not None:
-        request.add_header("Content-Type", "application/json")
-    try:
-        with opener.open(request, timeout=PROBE_TIMEOUT) as response:
-            return json.loads(response.read(2_000_000))
-    except (OSError, ValueError):
-        return None
+    def one(client: httpx.Client, url: str) -> Any:
+        try:
+            if body is not None:
+                response = client.post(url, json=body)
+            else:
+                response = client.get(url)
+            return response.json() if response.status_code == 200 else None
+        except (httpx.HTTPError, ValueError):
+            return None
+
+    with httpx.Client(timeout=PROBE_TIMEOUT, verify=False, trust_env=False,
+                      headers={"User-Agent": "totem"}) as client:
+        if len(urls) == 1:
+            return [one(client, urls[0])]
+        with ThreadPoolExecutor(len(urls)) as pool:
+            return list(pool.map(lambda url: one(client, url), urls))
 
 
 def _root(base_url: str) -> str:
@@ -165,8 +179,9 @@ def _root(base_url: str) -> str:
 
 def _probe_openai(base_url: str, model: str) -> ServerFacts | None:
     base, root = base_url.rstrip("/"), _root(base_url)
-    props = _ask(f"{root}/props")
-    models = _ask(f"{base}/models")
+    props, models, entry = _ask_all(
+        [f"{root}/props", f"{base}/models", f"{root}/api/v0/models/{model or '-'}"]
+    )
     models = models if isinstance(models, dict) else None
     if isinstance(props, dict) and "default_generation_settings" in props:
         return facts_from_llama(props, models)
@@ -174,7 +189,6 @@ def _probe_openai(base_url: str, model: str) -> ServerFacts | None:
         found = facts_from_vllm(models, model)
         if found is not None:
             return found
-    entry = _ask(f"{root}/api/v0/models/{model}") if model else None
     if isinstance(entry, dict) and entry.get("id"):
         return facts_from_lmstudio(entry)
     return None
@@ -192,7 +206,7 @@ def probe(kind: str, base_url: str, model: str) -> ServerFacts | None:
     key = (base_url, model)
     if key not in _CACHE:
         if kind == "ollama":
-            show = _ask(f"{_root(base_url)}/api/show", body={"model": model})
+            show = _ask_all([f"{_root(base_url)}/api/show"], body={"model": model})[0]
             _CACHE[key] = facts_from_ollama(show) if isinstance(show, dict) else None
         elif kind in _OPENAI_KINDS:
             _CACHE[key] = _probe_openai(base_url, model)
