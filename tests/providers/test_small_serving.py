@@ -243,6 +243,11 @@ def test_step_schema_allows_one_call_of_an_offered_tool_or_an_answer() -> None:
     assert read == {"properties": {"path": {"type": "string"}, "offset": {"type": "integer"},
                                    "limit": {"type": "integer"}},
                     "required": ["path"], "type": "object", "additionalProperties": False}
+    # in a step, optional numbers and switches keep the tool's defaults
+    reads = next(s for s in schema["anyOf"] if s["properties"].get("tool") == {"const": "read"})
+    assert reads["properties"]["args"]["properties"] == {"path": {"type": "string"}}
+    edits = next(s for s in schema["anyOf"] if s["properties"].get("tool") == {"const": "edit"})
+    assert "replace_all" not in edits["properties"]["args"]["properties"]
     text = json.dumps(schema)
     assert '"description": "' not in text and '"null"' not in text  # a property may be named so
 
@@ -260,7 +265,9 @@ def test_step_request_on_the_wire_has_the_schema_and_no_native_tools() -> None:
     assert body["response_format"]["json_schema"]["schema"] == step_schema(_tools())
     assert body["max_tokens"] == 2048 and body["temperature"] == 0.2
     system, user, assistant, result = body["messages"]
-    assert '{"tool": "NAME", "args": {...}}' in system["content"] and "- read:" in system["content"]
+    assert '{"tool": "NAME", "args": {...}}' in system["content"]
+    assert "- read(path): " in system["content"]
+    assert "- grep(pattern, path?, include?): " in system["content"]
     assert json.loads(assistant["content"]) == {"tool": "read", "args": {"path": "README.md"}}
     assert "tool_calls" not in assistant
     assert result == {"role": "user", "content": "Result of read:\n# Jam"}

@@ -34,7 +34,7 @@ from totem.providers.base import (
     ToolSpec,
 )
 
-__all__ = ["args_schema", "step_events", "step_request", "step_schema"]
+__all__ = ["args_schema", "step_args", "step_events", "step_request", "step_schema"]
 
 Json = dict[str, Any]
 # What a grammar need not know: said in the prompt, or checked by the tool itself.
@@ -63,11 +63,29 @@ def args_schema(schema: Any) -> Any:
     return out
 
 
+_KNOBS = frozenset({"integer", "number", "boolean"})
+
+
+def step_args(parameters: Json) -> Json:
+    """The arguments a step may give a tool: `args_schema`, less the optional numbers and
+    switches (offset, limit, timeout, replace_all ...), which small models fill with
+    guesses; those keep the tool's defaults."""
+    schema = args_schema(parameters)
+    required = set(schema.get("required") or [])
+    props = schema.get("properties")
+    if isinstance(props, dict):
+        schema["properties"] = {
+            name: prop for name, prop in props.items()
+            if name in required or not (isinstance(prop, dict) and prop.get("type") in _KNOBS)
+        }
+    return schema
+
+
 def step_schema(specs: list[ToolSpec]) -> Json:
     """The schema of one step: a call of one of `specs` or an answer."""
     steps: list[Json] = [
         {"type": "object",
-         "properties": {"tool": {"const": spec.name}, "args": args_schema(spec.parameters)},
+         "properties": {"tool": {"const": spec.name}, "args": step_args(spec.parameters)},
          "required": ["tool", "args"], "additionalProperties": False}
         for spec in specs
     ]
@@ -81,12 +99,28 @@ def _instructions() -> str:
     return (Path(__file__).with_name("stepmode.txt")).read_text(encoding="utf-8").strip()
 
 
+def _signature(schema: Json) -> str:
+    """`path, offset?` from a tool's arguments: an optional one marked `?`, a choice listed."""
+    required = set(schema.get("required") or [])
+    names = []
+    for name, prop in (schema.get("properties") or {}).items():
+        mark = "" if name in required else "?"
+        choices = prop.get("enum") if isinstance(prop, dict) else None
+        kind = prop.get("type") if isinstance(prop, dict) else None
+        if isinstance(choices, list):
+            names.append(f"{name}{mark}: {'|'.join(str(c) for c in choices)}")
+        elif kind in ("string", None):
+            names.append(f"{name}{mark}")
+        else:
+            names.append(f"{name}{mark}: {kind}")
+    return ", ".join(names)
+
+
 def _tool_lines(specs: list[ToolSpec]) -> str:
-    lines = []
-    for spec in specs:
-        args = json.dumps(args_schema(spec.parameters).get("properties", {}), ensure_ascii=False)
-        lines.append(f"- {spec.name}: {spec.description.strip()}\n  args: {args}")
-    return "\n".join(lines)
+    return "\n".join(
+        f"- {spec.name}({_signature(step_args(spec.parameters))}): {spec.description.strip()}"
+        for spec in specs
+    )
 
 
 def _as_written(message: Message) -> Message:
