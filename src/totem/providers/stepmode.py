@@ -70,7 +70,7 @@ def step_args(parameters: Json) -> Json:
     """The arguments a step may give a tool: `args_schema`, less the optional numbers and
     switches (offset, limit, timeout, replace_all ...), which small models fill with
     guesses; those keep the tool's defaults."""
-    schema = args_schema(parameters)
+    schema: Json = args_schema(parameters)
     required = set(schema.get("required") or [])
     props = schema.get("properties")
     if isinstance(props, dict):
