@@ -116,6 +116,16 @@ def test_served_model_of_an_alias_is_small_calm_bounded_and_constrained() -> Non
     assert sampling.engine == "llamacpp"
 
 
+def test_a_local_provider_with_probe_false_is_not_asked() -> None:
+    with LlamaLike([]) as server:
+        pconf = ProviderConfig("local", "openai", base_url=server.base_url,
+                               options={"probe": False})
+        served = served_model(pconf, "local")
+        asked = list(server.gets)
+    assert asked == [] and served.facts is None and served.profile.family == "unknown"
+    assert served.sampling.max_tokens == 8192  # still local: bounded
+
+
 def test_sampling_settings_come_from_the_provider_then_the_model() -> None:
     with LlamaLike([]) as server:
         pconf = ProviderConfig(

@@ -2,7 +2,8 @@
 
 The glue between the configuration, the server's own account of itself (`serverinfo`),
 the model profiles and the sampling (`sampling`); the session service calls it once per
-agent. A hosted provider is never asked anything.
+agent. A hosted provider is never asked anything, nor a local one with `probe: false`
+among its options.
 """
 
 from __future__ import annotations
@@ -32,7 +33,8 @@ def served_model(pconf: ProviderConfig | None, model: str) -> ServedModel:
         profile = profile_for_served(model, ())
         return ServedModel(profile, None, sampling_for(profile, None, local=False))
     local = is_local(pconf.kind, pconf.base_url)
-    facts = probe(pconf.kind, pconf.base_url, model) if local else None
+    asked = local and pconf.options.get("probe") is not False
+    facts = probe(pconf.kind, pconf.base_url, model) if asked else None
     profile = profile_for_served(model, facts.names if facts else ())
     entry = pconf.models.get(model)
     settings = {**pconf.options, **(entry if isinstance(entry, dict) else {})}
