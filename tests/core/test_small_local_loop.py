@@ -81,7 +81,7 @@ def test_constrained_steps_run_tools_and_the_run_ends(tmp_path: Path) -> None:
     assert "Marmalade" in ends[0].output
     second = bodies[1]["messages"]
     assert json.loads(second[-2]["content"]) == {"tool": "read", "args": {"path": "README.md"}}
-    assert second[-1]["content"].startswith("Result of read:")
+    assert second[-1]["content"].startswith('Result of read {"path": "README.md"}:')
     assert events[-1] == RunFinished("finished", "", 2, events[-1].usage)
 
 

@@ -162,10 +162,11 @@ class RecordingProxy:
                 self.end_headers()
                 kept = b""
                 read = getattr(response, "read1", response.read)  # read1: what has come
-                while piece := read(65536):
-                    kept += piece
-                    self.wfile.write(f"{len(piece):x}\r\n".encode() + piece + b"\r\n")
-                    self.wfile.flush()
+                with response:
+                    while piece := read(65536):
+                        kept += piece
+                        self.wfile.write(f"{len(piece):x}\r\n".encode() + piece + b"\r\n")
+                        self.wfile.flush()
                 self.wfile.write(b"0\r\n\r\n")
                 if data is not None:
                     owner.answers.append(kept)

@@ -37,6 +37,7 @@ from totem.providers.base import (
 __all__ = ["args_schema", "step_args", "step_events", "step_request", "step_schema"]
 
 Json = dict[str, Any]
+ABORTED_OUTPUT = "[Aborted by user]"  # a call that did not finish, as every adapter says it
 # What a grammar need not know: said in the prompt, or checked by the tool itself.
 _DROPPED = frozenset({"description", "title", "default", "examples", "minimum", "maximum",
                       "exclusiveMinimum", "exclusiveMaximum", "multipleOf", "format",
@@ -123,19 +124,30 @@ def _tool_lines(specs: list[ToolSpec]) -> str:
     )
 
 
-def _as_written(message: Message) -> Message:
-    """An assistant message with its calls written as steps and their results as text."""
-    if message.role != "assistant" or not any(isinstance(p, ToolPart) for p in message.parts):
-        return message
-    parts: list[Part] = []
-    for part in message.parts:
-        if isinstance(part, ToolPart) and not part.from_text:
-            step = json.dumps({"tool": part.name, "args": _written_args(part)},
-                              ensure_ascii=False)
-            parts += [TextPart(step), dataclasses.replace(part, from_text=True)]
-        else:
-            parts.append(part)
-    return dataclasses.replace(message, parts=parts)
+def _as_steps(message: Message) -> list[Message]:
+    """An assistant message with its calls written as steps, then a user message with
+    their results and what to do next (a small model reads a plain result best)."""
+    tools = [p for p in message.parts if isinstance(p, ToolPart)]
+    if message.role != "assistant" or not tools:
+        return [message]
+    parts: list[Part] = [p for p in message.parts if not isinstance(p, ToolPart)]
+    for part in tools:
+        if not part.from_text:  # a call written as text is in the message's text already
+            step = {"tool": part.name, "args": _written_args(part)}
+            parts.append(TextPart(json.dumps(step, ensure_ascii=False)))
+    results = [
+        f"Result of {p.name} {json.dumps(_written_args(p), ensure_ascii=False)}:\n"
+        f"{p.output if p.state in ('completed', 'error') else ABORTED_OUTPUT}"
+        for p in tools
+    ]
+    text = "\n\n".join([*results, _next_step()])
+    user = Message(f"{message.id}_results", message.session_id, "user", [TextPart(text)])
+    return [dataclasses.replace(message, parts=parts), user]
+
+
+@cache
+def _next_step() -> str:
+    return (Path(__file__).with_name("stepmode-next.txt")).read_text(encoding="utf-8").strip()
 
 
 def _written_args(part: ToolPart) -> Json:
@@ -161,7 +173,7 @@ def step_request(request: ModelRequest, *, engine: str | None) -> ModelRequest:
     return dataclasses.replace(
         request,
         system=f"{request.system}\n\n{tools}" if request.system else tools,
-        messages=[_as_written(m) for m in request.messages],
+        messages=[step for m in request.messages for step in _as_steps(m)],
         tools=[],
         options={**request.options, **option},
     )
