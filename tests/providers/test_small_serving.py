@@ -282,7 +282,9 @@ def test_step_request_on_the_wire_has_the_schema_and_no_native_tools() -> None:
     assert "tool_calls" not in assistant
     assert result["role"] == "user"
     assert result["content"].startswith('Result of read {"path": "README.md"}:\n# Jam\n\n')
-    assert "Do not make the same call again" in result["content"]
+    assert result["content"].endswith('You have the result of read {"path": "README.md"} above. '
+                                      'Now answer the request with {"answer": "..."}, '
+                                      'unless you need another tool.')
     ollama = step_request(request, engine="ollama")
     assert ollama.options["format"] == step_schema(_tools())
 

@@ -146,7 +146,7 @@ def _unique(names: Any) -> tuple[str, ...]:
 
 # -- asking ------------------------------------------------------------------------------------
 
-_CACHE: dict[tuple[str, str], ServerFacts | None] = {}
+_CACHE: dict[tuple[str, str], ServerFacts] = {}
 
 
 def _ask_all(urls: list[str], *, body: dict[str, Any] | None = None) -> list[Any]:
@@ -197,7 +197,8 @@ def _probe_openai(base_url: str, model: str) -> ServerFacts | None:
 def probe(kind: str, base_url: str, model: str) -> ServerFacts | None:
     """What the local server at `base_url` says of `model`; asked once per process.
 
-    None for a hosted provider (never asked), or a server that says nothing useful.
+    None for a hosted provider (never asked), or a server that says nothing useful (asked
+    again next time: llama-server answers 503 while it loads its model).
     """
     if not is_local(kind, base_url):
         return None
@@ -205,11 +206,13 @@ def probe(kind: str, base_url: str, model: str) -> ServerFacts | None:
         base_url = "http://127.0.0.1:11434"
     key = (base_url, model)
     if key not in _CACHE:
+        facts: ServerFacts | None = None
         if kind == "ollama":
             show = _ask_all([f"{_root(base_url)}/api/show"], body={"model": model})[0]
-            _CACHE[key] = facts_from_ollama(show) if isinstance(show, dict) else None
+            facts = facts_from_ollama(show) if isinstance(show, dict) else None
         elif kind in _OPENAI_KINDS:
-            _CACHE[key] = _probe_openai(base_url, model)
-        else:
-            _CACHE[key] = None
+            facts = _probe_openai(base_url, model)
+        if facts is None:
+            return None
+        _CACHE[key] = facts
     return _CACHE[key]

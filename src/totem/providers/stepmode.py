@@ -135,12 +135,13 @@ def _as_steps(message: Message) -> list[Message]:
         if not part.from_text:  # a call written as text is in the message's text already
             step = {"tool": part.name, "args": _written_args(part)}
             parts.append(TextPart(json.dumps(step, ensure_ascii=False)))
+    calls = [f"{p.name} {json.dumps(_written_args(p), ensure_ascii=False)}" for p in tools]
     results = [
-        f"Result of {p.name} {json.dumps(_written_args(p), ensure_ascii=False)}:\n"
-        f"{p.output if p.state in ('completed', 'error') else ABORTED_OUTPUT}"
-        for p in tools
+        f"Result of {call}:\n{p.output if p.state in ('completed', 'error') else ABORTED_OUTPUT}"
+        for call, p in zip(calls, tools, strict=True)
     ]
-    text = "\n\n".join([*results, _next_step()])
+    # the real 0.5B model called the same tool again until told plainly to answer now
+    text = "\n\n".join([*results, _next_step().replace("{calls}", " and ".join(calls))])
     user = Message(f"{message.id}_results", message.session_id, "user", [TextPart(text)])
     return [dataclasses.replace(message, parts=parts), user]
 
