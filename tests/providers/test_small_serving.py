@@ -105,6 +105,14 @@ def test_probe_asks_a_real_http_server_once_per_process() -> None:
     assert sorted(asked) == ["/api/v0/models/local", "/props", "/v1/models"]  # once each
 
 
+def test_a_server_still_loading_is_asked_again_next_time() -> None:
+    with LlamaLike([], loading=True) as server:
+        assert probe("openai", server.base_url, "local") is None
+        server.loading = False
+        facts = probe("openai", server.base_url, "local")
+    assert facts is not None and facts.context_window == 8192
+
+
 def test_served_model_of_an_alias_is_small_calm_bounded_and_constrained() -> None:
     with LlamaLike([]) as server:
         pconf = ProviderConfig("local", "openai", base_url=server.base_url)

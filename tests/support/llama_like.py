@@ -71,6 +71,7 @@ class LlamaLike:
     props: dict[str, Any] = field(default_factory=lambda: fixture("llama_server_props.json"))
     bodies: list[dict[str, Any]] = field(default_factory=list)
     gets: list[str] = field(default_factory=list)
+    loading: bool = False  # answer every GET 503 "Loading model", as while a model loads
 
     def __enter__(self) -> LlamaLike:
         owner = self
@@ -98,6 +99,10 @@ class LlamaLike:
 
             def do_GET(self) -> None:  # noqa: N802
                 owner.gets.append(self.path)
+                if owner.loading:
+                    return self._send(Answer(503, json.dumps({"error": {
+                        "code": 503, "message": "Loading model", "type": "unavailable_error"}
+                    }).encode()))
                 if self.path == "/props":
                     return self._send(Answer(200, json.dumps(owner.props).encode()))
                 if self.path == "/v1/models":
