@@ -25,7 +25,7 @@ from totem.permission import Mode, PermissionService, Reply
 from totem.prompt.builder import build_agent_prompt, build_system_prompt
 from totem.providers.base import Provider, ToolSpec
 from totem.providers.registry import make_provider, resolve_model
-from totem.providers.served import served_model
+from totem.providers.served import ask_soon, served_model
 from totem.questions import QuestionService
 from totem.redact import Redactor
 from totem.state import SessionState
@@ -157,6 +157,7 @@ class SessionService:
             provider, model, label = self._provider, spec, spec
         else:
             pconf, model = resolve_model(self.config, spec or None)
+            ask_soon(pconf, model)  # the server's round trip overlaps the prompt's building
             label = f"{pconf.name}/{model}"
             if pconf.name not in self._providers:
                 self._providers[pconf.name] = make_provider(pconf)

@@ -34,6 +34,7 @@ from totem.providers.serverinfo import (
     facts_from_vllm,
     is_local,
     probe,
+    probe_soon,
 )
 from totem.providers.stepmode import args_schema, step_events, step_request, step_schema
 from totem.tools.lazy import specs_for
@@ -103,6 +104,16 @@ def test_probe_asks_a_real_http_server_once_per_process() -> None:
     assert first is again and first is not None
     assert first.context_window == 8192
     assert sorted(asked) == ["/api/v0/models/local", "/props", "/v1/models"]  # once each
+
+
+def test_a_probe_started_early_is_waited_for_and_asked_once() -> None:
+    with LlamaLike([]) as server:
+        probe_soon("openai", server.base_url, "local")
+        facts = probe("openai", server.base_url, "local")
+        probe_soon("openai", server.base_url, "local")  # known: not asked again
+        asked = list(server.gets)
+    assert facts is not None and facts.engine == "llamacpp"
+    assert sorted(asked) == ["/api/v0/models/local", "/props", "/v1/models"]
 
 
 def test_a_server_still_loading_is_asked_again_next_time() -> None:

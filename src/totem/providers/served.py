@@ -13,9 +13,9 @@ from dataclasses import dataclass
 from totem.config import ConfigError, ProviderConfig
 from totem.providers.profiles import ModelProfile, profile_for_served
 from totem.providers.sampling import Sampling, sampling_for
-from totem.providers.serverinfo import ServerFacts, is_local, probe
+from totem.providers.serverinfo import ServerFacts, is_local, probe, probe_soon
 
-__all__ = ["ServedModel", "served_model"]
+__all__ = ["ServedModel", "ask_soon", "served_model"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -23,6 +23,17 @@ class ServedModel:
     profile: ModelProfile
     facts: ServerFacts | None  # what the server said; None: hosted, or it said nothing
     sampling: Sampling
+
+
+def _asked(pconf: ProviderConfig) -> bool:
+    return is_local(pconf.kind, pconf.base_url) and pconf.options.get("probe") is not False
+
+
+def ask_soon(pconf: ProviderConfig, model: str) -> None:
+    """Start asking the server of `pconf` about `model` (when it is asked at all), so that
+    `served_model` finds the answer ready."""
+    if _asked(pconf):
+        probe_soon(pconf.kind, pconf.base_url, model)
 
 
 def served_model(pconf: ProviderConfig | None, model: str) -> ServedModel:
@@ -33,8 +44,7 @@ def served_model(pconf: ProviderConfig | None, model: str) -> ServedModel:
         profile = profile_for_served(model, ())
         return ServedModel(profile, None, sampling_for(profile, None, local=False))
     local = is_local(pconf.kind, pconf.base_url)
-    asked = local and pconf.options.get("probe") is not False
-    facts = probe(pconf.kind, pconf.base_url, model) if asked else None
+    facts = probe(pconf.kind, pconf.base_url, model) if _asked(pconf) else None
     profile = profile_for_served(model, facts.names if facts else ())
     entry = pconf.models.get(model)
     settings = {**pconf.options, **(entry if isinstance(entry, dict) else {})}

@@ -10,14 +10,16 @@ local provider totem asks the server once per process and base URL + model:
     Ollama      POST {root}/api/show        model_info *.context_length, details.family
 
 Only local providers are asked (a loopback or private address, or Ollama at its default
-one): a hosted provider pays nothing. The questions go at the same time, each with a short
-timeout, so a local server costs one round trip; one that answers none gives `None`.
+one): a hosted provider pays nothing. The questions go over bare sockets with a short
+timeout, started early in a thread (`probe_soon`); a server that answers none gives `None`.
 """
 
 from __future__ import annotations
 
 import ipaddress
-from concurrent.futures import ThreadPoolExecutor
+import json
+import socket
+import threading
 from dataclasses import dataclass
 from pathlib import PurePosixPath, PureWindowsPath
 from typing import Any, Literal, TypeAlias
@@ -32,10 +34,12 @@ __all__ = [
     "facts_from_vllm",
     "is_local",
     "probe",
+    "probe_soon",
 ]
 
 Engine: TypeAlias = Literal["llamacpp", "vllm", "lmstudio", "ollama"]
 PROBE_TIMEOUT = 2.0
+_MAX_ANSWER = 4_000_000  # bytes read of one answer at most
 _OPENAI_KINDS = frozenset({"openai", "openai-compatible", "llamacpp", "lmstudio", "vllm", "other"})
 
 
@@ -146,30 +150,75 @@ def _unique(names: Any) -> tuple[str, ...]:
 
 # -- asking ------------------------------------------------------------------------------------
 
-_CACHE: dict[tuple[str, str], ServerFacts] = {}
+_CACHE: dict[tuple[str, str], ServerFacts | None] = {}
+LOADING = object()  # a 503: the server is loading its model, and may say more later
+_PENDING: dict[tuple[str, str], threading.Thread] = {}
 
 
 def _ask_all(urls: list[str], *, body: dict[str, Any] | None = None) -> list[Any]:
-    """The JSON answer of each of `urls` (POSTs of `body` when given), asked at the same
-    time; None for any that failed. httpx is already loaded by the provider by then."""
+    """The JSON answer of each of `urls` (POSTs of `body` when given), None for any that
+    failed. Plain http, the usual case, goes over bare sockets (one short HTTP/1.0 exchange
+    each: no client to build, nothing to import); https through httpx."""
+    if all(url.startswith("http://") for url in urls):
+        return [_plain(url, body) for url in urls]
     import httpx
 
-    def one(client: httpx.Client, url: str) -> Any:
-        try:
-            if body is not None:
-                response = client.post(url, json=body)
-            else:
-                response = client.get(url)
-            return response.json() if response.status_code == 200 else None
-        except (httpx.HTTPError, ValueError):
-            return None
-
-    with httpx.Client(timeout=PROBE_TIMEOUT, verify=False, trust_env=False,
+    with httpx.Client(timeout=PROBE_TIMEOUT, trust_env=False,
                       headers={"User-Agent": "totem"}) as client:
-        if len(urls) == 1:
-            return [one(client, urls[0])]
-        with ThreadPoolExecutor(len(urls)) as pool:
-            return list(pool.map(lambda url: one(client, url), urls))
+        answers = []
+        for url in urls:
+            try:
+                response = client.post(url, json=body) if body is not None else client.get(url)
+                answers.append(response.json() if response.status_code == 200
+                               else LOADING if response.status_code == 503 else None)
+            except (httpx.HTTPError, ValueError):
+                answers.append(None)
+        return answers
+
+
+def _plain(url: str, body: dict[str, Any] | None) -> Any:
+    """One HTTP/1.0 exchange with a plain-http server: its JSON answer on a 200, else None."""
+    parts = urlsplit(url)
+    path = parts.path + (f"?{parts.query}" if parts.query else "")
+    data = json.dumps(body).encode() if body is not None else b""
+    head = (f"{'POST' if body is not None else 'GET'} {path or '/'} HTTP/1.0\r\n"
+            f"Host: {parts.netloc}\r\nUser-Agent: totem\r\nAccept: application/json\r\n"
+            "Connection: close\r\n"
+            + (f"Content-Type: application/json\r\nContent-Length: {len(data)}\r\n"
+               if body is not None else "") + "\r\n")
+    try:
+        with socket.create_connection((parts.hostname or "", parts.port or 80),
+                                      timeout=PROBE_TIMEOUT) as sock:
+            sock.sendall(head.encode() + data)
+            return _read_json(sock)
+    except (OSError, ValueError):
+        return None
+
+
+def _read_json(sock: socket.socket) -> Any:
+    """The JSON body of a 200 answer, read up to its Content-Length (a server may keep the
+    connection open after it); None for another status."""
+    answer = b""
+    while b"\r\n\r\n" not in answer and len(answer) < _MAX_ANSWER:
+        piece = sock.recv(65536)
+        if not piece:
+            break
+        answer += piece
+    head, _, content = answer.partition(b"\r\n\r\n")
+    lines = head.decode("latin-1").split("\r\n")
+    status = lines[0].split(" ")[1:2]
+    if status != ["200"]:
+        return LOADING if status == ["503"] else None
+    fields = {k.strip().lower(): v.strip() for k, _, v in (x.partition(":") for x in lines[1:])}
+    if "chunked" in fields.get("transfer-encoding", "").lower():
+        return None
+    length = int(fields.get("content-length") or _MAX_ANSWER)
+    while len(content) < min(length, _MAX_ANSWER):
+        piece = sock.recv(65536)
+        if not piece:
+            break
+        content += piece
+    return json.loads(content[:length])
 
 
 def _root(base_url: str) -> str:
@@ -177,42 +226,77 @@ def _root(base_url: str) -> str:
     return base[:-3] if base.endswith("/v1") else base
 
 
-def _probe_openai(base_url: str, model: str) -> ServerFacts | None:
+def _probe_openai(base_url: str, model: str) -> tuple[ServerFacts | None, bool]:
+    """(what an OpenAI-compatible server says, whether it was still loading)."""
     base, root = base_url.rstrip("/"), _root(base_url)
-    props, models, entry = _ask_all(
+    answers = _ask_all(
         [f"{root}/props", f"{base}/models", f"{root}/api/v0/models/{model or '-'}"]
     )
+    props, models, entry = answers
     models = models if isinstance(models, dict) else None
+    loading = any(answer is LOADING for answer in answers)
     if isinstance(props, dict) and "default_generation_settings" in props:
-        return facts_from_llama(props, models)
+        return facts_from_llama(props, models), False
     if models is not None:
         found = facts_from_vllm(models, model)
         if found is not None:
-            return found
+            return found, False
     if isinstance(entry, dict) and entry.get("id"):
-        return facts_from_lmstudio(entry)
-    return None
+        return facts_from_lmstudio(entry), False
+    return None, loading
 
 
 def probe(kind: str, base_url: str, model: str) -> ServerFacts | None:
-    """What the local server at `base_url` says of `model`; asked once per process.
+    """What the local server at `base_url` says of `model`; asked once per process (the
+    answer of a `probe_soon` still under way is waited for).
 
-    None for a hosted provider (never asked), or a server that says nothing useful (asked
-    again next time: llama-server answers 503 while it loads its model).
+    None for a hosted provider (never asked), or a server that says nothing useful; one
+    that answered 503 (llama-server while it loads its model) is asked again next time.
     """
     if not is_local(kind, base_url):
         return None
     if not base_url and kind == "ollama":
         base_url = "http://127.0.0.1:11434"
     key = (base_url, model)
+    pending = _PENDING.pop(key, None)
+    if pending is not None:
+        pending.join()
     if key not in _CACHE:
-        facts: ServerFacts | None = None
-        if kind == "ollama":
-            show = _ask_all([f"{_root(base_url)}/api/show"], body={"model": model})[0]
-            facts = facts_from_ollama(show) if isinstance(show, dict) else None
-        elif kind in _OPENAI_KINDS:
-            facts = _probe_openai(base_url, model)
-        if facts is None:
-            return None
-        _CACHE[key] = facts
+        return _remember(key, *_ask_server(kind, base_url, model))
     return _CACHE[key]
+
+
+def _remember(
+    key: tuple[str, str], facts: ServerFacts | None, loading: bool
+) -> ServerFacts | None:
+    """Keep what the server said, unless it was still loading its model."""
+    if facts is not None or not loading:
+        _CACHE[key] = facts
+    return facts
+
+
+def probe_soon(kind: str, base_url: str, model: str) -> None:
+    """Start asking the local server now, in a thread, so that the round trip overlaps
+    whatever comes before `probe` (building the prompt and tools); nothing for a hosted one."""
+    if not base_url and kind == "ollama":
+        base_url = "http://127.0.0.1:11434"
+    key = (base_url, model)
+    if not is_local(kind, base_url) or key in _CACHE or key in _PENDING:
+        return
+
+    def ask() -> None:
+        _remember(key, *_ask_server(kind, base_url, model))
+
+    thread = threading.Thread(target=ask, name="totem-probe", daemon=True)
+    _PENDING[key] = thread
+    thread.start()
+
+
+def _ask_server(kind: str, base_url: str, model: str) -> tuple[ServerFacts | None, bool]:
+    """(what the server says, whether it was still loading)."""
+    if kind == "ollama":
+        show = _ask_all([f"{_root(base_url)}/api/show"], body={"model": model})[0]
+        return (facts_from_ollama(show) if isinstance(show, dict) else None), show is LOADING
+    if kind in _OPENAI_KINDS:
+        return _probe_openai(base_url, model)
+    return None, False
