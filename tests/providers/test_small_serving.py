@@ -40,7 +40,7 @@ from totem.providers.stepmode import args_schema, step_events, step_request, ste
 from totem.tools.lazy import specs_for
 from totem.tools.registry import builtin_tools
 
-from ..support.llama_like import FIXTURES, Answer, LlamaLike, fixture
+from ..support.llama_like import FIXTURES, Answer, LlamaLike, RecordingProxy, fixture
 
 # -- knowing the model from the server ----------------------------------------------------------
 
@@ -114,6 +114,13 @@ def test_a_probe_started_early_is_waited_for_and_asked_once() -> None:
         asked = list(server.gets)
     assert facts is not None and facts.engine == "llamacpp"
     assert sorted(asked) == ["/api/v0/models/local", "/props", "/v1/models"]
+
+
+def test_a_chunked_answer_is_read_too() -> None:
+    # a pass-through that always answers chunked, even to HTTP/1.0, in front of the server
+    with LlamaLike([]) as server, RecordingProxy(server.base_url.removesuffix("/v1")) as proxy:
+        facts = probe("openai", proxy.base_url, "local")
+    assert facts is not None and facts.context_window == 8192
 
 
 def test_a_server_still_loading_is_asked_again_next_time() -> None:

@@ -211,7 +211,7 @@ def _read_json(sock: socket.socket) -> Any:
         return LOADING if status == ["503"] else None
     fields = {k.strip().lower(): v.strip() for k, _, v in (x.partition(":") for x in lines[1:])}
     if "chunked" in fields.get("transfer-encoding", "").lower():
-        return None
+        return json.loads(_unchunk(sock, content))
     length = int(fields.get("content-length") or _MAX_ANSWER)
     while len(content) < min(length, _MAX_ANSWER):
         piece = sock.recv(65536)
@@ -219,6 +219,23 @@ def _read_json(sock: socket.socket) -> Any:
             break
         content += piece
     return json.loads(content[:length])
+
+
+def _unchunk(sock: socket.socket, data: bytes) -> bytes:
+    """The body of a chunked answer (some servers send one even to HTTP/1.0)."""
+    while not data.endswith(b"0\r\n\r\n") and len(data) < _MAX_ANSWER:
+        piece = sock.recv(65536)
+        if not piece:
+            break
+        data += piece
+    body = b""
+    while data:
+        size_line, _, data = data.partition(b"\r\n")
+        size = int(size_line.split(b";")[0] or b"0", 16)
+        if size == 0:
+            break
+        body, data = body + data[:size], data[size + 2 :]
+    return body
 
 
 def _root(base_url: str) -> str:
