@@ -21,6 +21,7 @@ from tests.support.cpu_model import running_llama
 
 pytestmark = pytest.mark.cpu_model
 
+
 @pytest.fixture(scope="module")
 def llama_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     log = tmp_path_factory.mktemp("llama") / "server.log"

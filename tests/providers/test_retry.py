@@ -19,8 +19,8 @@ from totem.providers.base import (
     StreamEvent,
     TextChunk,
 )
+from totem.providers.localserver.address import is_local_url
 from totem.providers.openai_chat import OpenAIChatProvider
-from totem.providers.transport.local import is_local_url
 from totem.providers.transport.retry import backoff_delay, stream_with_retry
 from totem.testing.scripted import reply
 

@@ -11,6 +11,8 @@ configuration or the request:
     include_usage     ask for a usage chunk with `stream_options` (default true)
     max_tokens_field  `max_tokens` (default) or `max_completion_tokens`
     extra_body        a dict merged into the request body (e.g. `num_ctx` for a gateway)
+    response_format   sent as it is (constrained tool calls: `stepmode.py`)
+    stream            false: ask for one whole answer instead of a stream
 
 The API key is sent as a Bearer token only when one is set, and appears in no message and
 no repr.
@@ -69,8 +71,9 @@ def to_wire(request: ModelRequest, *, options: Mapping[str, Any] | None = None) 
             messages.extend(user_to_wire(message))
         else:
             messages.extend(_assistant_to_wire(message, bool(opts.get("send_reasoning"))))
-    body: Json = {"model": request.model, "messages": messages, "stream": True}
-    if opts.get("include_usage", True):
+    streamed = opts.get("stream") is not False
+    body: Json = {"model": request.model, "messages": messages, "stream": streamed}
+    if streamed and opts.get("include_usage", True):
         body["stream_options"] = {"include_usage": True}
     if request.tools:
         body["tools"] = [
@@ -82,6 +85,8 @@ def to_wire(request: ModelRequest, *, options: Mapping[str, Any] | None = None) 
         body[str(opts.get("max_tokens_field") or "max_tokens")] = request.max_tokens
     if request.temperature is not None:
         body["temperature"] = request.temperature
+    if isinstance(opts.get("response_format"), Mapping):
+        body["response_format"] = opts["response_format"]
     extra = opts.get("extra_body")
     if isinstance(extra, Mapping):
         body.update(extra)

@@ -14,6 +14,7 @@ from totem.policy.redact import Redactor
 from totem.providers.base import Provider, ToolSpec
 from totem.providers.catalog.catalogue import Price
 from totem.providers.catalog.profiles import ModelProfile
+from totem.providers.localserver.sampling import Sampling
 from totem.store.base import Store
 from totem.tools.base import AfterWrite, Tool, ToolSettings
 from totem.tools.state import SessionState
@@ -56,5 +57,6 @@ class Agent:
     # (the MCP servers', then a knowledge pack's); a sub-agent's run has none.
     preparers: list[Preparer] = field(default_factory=list)
     after_write: list[AfterWrite] = field(default_factory=list)  # a pack's check, say
+    sampling: Sampling = field(default_factory=Sampling)  # bounds, temperature, tool mode
     cache_ttl: float | None = None  # seconds a prompt-cache entry lives; None: no cache
     state: SessionState = field(default_factory=SessionState)

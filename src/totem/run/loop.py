@@ -14,6 +14,7 @@ actions in a row were refused (rejected), the person aborted, or the provider fa
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import json
 import time
 from collections.abc import AsyncIterator, Callable
@@ -41,17 +42,22 @@ from totem.providers.base import (
     ModelRequest,
     ProviderError,
     RetryableError,
+    StreamEvent,
     TextChunk,
     ToolSpec,
     UsageReport,
 )
 from totem.providers.catalog.catalogue import cost
+from totem.providers.localserver.stepmode import step_events, step_request
+from totem.providers.transport.overflow import context_overflow, window_in_error
 from totem.providers.transport.retry import stream_with_retry
 from totem.run.agent import Agent, CacheClock
 from totem.run.answer_check import AnswerCheck
+from totem.run.callguard import CallGuard, guard_calls
 from totem.run.compaction import (
     Compactor,
     Plan,
+    estimate,
     summary_instruction,
     summary_request_text,
     transcript,
@@ -70,6 +76,8 @@ LIMIT_NOTE = (
     "what you did, what you found, and what remains to be done."
 )
 CUT_CALL_OUTPUT = "Not run: the connection was lost before the answer was complete."
+MIN_ANSWER_TOKENS = 256  # asked for even when the window is nearly full
+SERVER_FAILED_OUTPUT = "[The model server failed while this call was being written]"
 REPEAT_NOTE = (
     "You are repeating the same tool call and getting the same result. Do not call any tool. "
     "Answer now with what you have."
@@ -105,12 +113,14 @@ class Run:
         self.rounds = 0
         self.current: StepRecorder | None = None
         self.compactor = Compactor(
-            window=agent.context_window, reserve=agent.profile.max_output or 4_096
+            window=agent.context_window,
+            reserve=agent.sampling.max_tokens or agent.profile.max_output or 4_096,
         )
         self.shortened_shown = 0
         self.cost: float | None = None
         self.answers = AnswerCheck(agent.root, self.tools)
         self.first = len(self.history)  # where this run's messages start
+        self.dropped_note = ""  # for the model, after the step's calls ran
 
     # the run ------------------------------------------------------------------------------
 
@@ -166,6 +176,9 @@ class Run:
                 return "finished", ""
             try:
                 await self.runner.execute(message, calls)
+                if self.dropped_note:
+                    self._synthetic_user(self.dropped_note)
+                    self.dropped_note = ""
             except Stop as stop:
                 if stop.reason == "repeat":
                     return await self._closing("repeat", REPEAT_NOTE)
@@ -253,6 +266,8 @@ class Run:
             model=self.agent.model,
             system=instruction,
             messages=[Message(new_id("msg"), self.session_id, "user", [TextPart(text)])],
+            max_tokens=self.agent.sampling.max_tokens,
+            temperature=self.agent.sampling.temperature,
         )
         summary = ""
         async for event in stream_with_retry(
@@ -287,30 +302,25 @@ class Run:
         if clock is not None and clock.until and time.time() > clock.until:
             clock.until = 0.0
             self.emit(Notice("The prompt cache has expired: this request writes it again."))
-        request = ModelRequest(
-            model=self.agent.model,
-            system=self.agent.system,
-            messages=self._flat() if flat else await self._derive(specs),
-            tools=specs,
-        )
+        request = self._request(self._flat() if flat else await self._derive(specs), specs)
         recorder = self._recorder()
-
-        def restart(error: RetryableError, attempt: int, delay: float) -> None:
-            nonlocal recorder
-            self._cut_short(recorder, error, attempt=attempt, delay=delay)
-            recorder = self._recorder()
-
-        stream = stream_with_retry(
-            lambda: self.agent.provider.stream(request),
-            abort=self.abort,
-            on_retry=self._on_retry,
-            on_cut=restart,
-        )
-        async for event in stream:
-            recorder.on_event(event)
+        guard = self._guard()
+        recovered: set[str] = set()
+        while True:
+            try:
+                recorder = await self._stream(request, recorder, guard)
+                break
+            except ProviderError as exc:
+                request = await self._recover(exc, request, recovered,
+                                              partial=bool(recorder.message.parts), flat=flat)
+            if recorder.message.parts:  # the failed answer had begun: it stays, closed
+                self._abandon(recorder.message, recorder)
+                recorder = self._recorder()
+                guard = self._guard()
         message = recorder.message
         calls = recorder.end()
         self.current = None
+        self._tell_dropped(guard)
         if not calls and specs:
             calls = self._calls_from_text(message, recorder)
         self.usage.add(message.usage)
@@ -322,6 +332,99 @@ class Run:
             StepFinished(self.steps, message.finish or "stop", message.usage, step_cost, expires)
         )
         return message, calls
+
+    def _request(self, messages: list[Message], specs: list[ToolSpec]) -> ModelRequest:
+        """The request of one step: bounded and calm as the model's sampling says."""
+        sampling = self.agent.sampling
+        room = sampling.max_tokens
+        window = self.compactor.window
+        if room is not None and window is not None:  # never more than the window leaves
+            left = window - estimate(self.agent.system, messages, specs)
+            room = max(min(room, left), MIN_ANSWER_TOKENS)
+        return ModelRequest(model=self.agent.model, system=self.agent.system, messages=messages,
+                            tools=specs, max_tokens=room, temperature=sampling.temperature)
+
+    def _guard(self) -> CallGuard | None:
+        sampling = self.agent.sampling
+        if sampling.max_calls is None and not sampling.guard_repeats:
+            return None
+        return CallGuard(max_calls=sampling.max_calls, stop_on_repeat=sampling.guard_repeats)
+
+    def _open(self, request: ModelRequest) -> AsyncIterator[StreamEvent]:
+        """The provider's stream of `request`, in step form when tool calls are constrained."""
+        sampling = self.agent.sampling
+        if sampling.constrained and request.tools:
+            stepped = step_request(request, engine=sampling.engine)
+            return step_events(self.agent.provider.stream(stepped))
+        return self.agent.provider.stream(request)
+
+    async def _stream(
+        self, request: ModelRequest, recorder: StepRecorder, guard: CallGuard | None
+    ) -> StepRecorder:
+        """Stream the answer into `recorder`; the recorder that holds the answer at the end
+        (a new one when the connection dropped mid-answer and it was asked for again)."""
+        current = recorder
+
+        def restart(error: RetryableError, attempt: int, delay: float) -> None:
+            nonlocal current
+            self._cut_short(current, error, attempt=attempt, delay=delay)
+            current = self._recorder()
+
+        stream = stream_with_retry(
+            lambda: self._open(request), abort=self.abort, on_retry=self._on_retry,
+            on_cut=restart,
+        )
+        events = guard_calls(stream, guard) if guard is not None else stream
+        async for event in events:
+            current.on_event(event)
+        return current
+
+    async def _recover(
+        self, exc: ProviderError, request: ModelRequest, done: set[str], *, partial: bool,
+        flat: bool,
+    ) -> ModelRequest:
+        """The request to try again after `exc`, or `exc` raised: once per step, a request
+        past the window is compacted, and an answer the server broke off midway is asked
+        for again whole (not streamed)."""
+        if context_overflow(exc) and "overflow" not in done:
+            done.add("overflow")
+            sent = estimate(request.system, request.messages, request.tools)
+            sizes = [window_in_error(exc.message), self.compactor.window, sent * 3 // 4]
+            self.compactor.window = min(size for size in sizes if size)
+            self.emit(Notice(f"The request did not fit the model's window ({exc.message}); "
+                             "compacting and asking again.", "warning"))
+            specs = list(request.tools)
+            return self._request(self._flat() if flat else await self._derive(specs), specs)
+        if isinstance(exc, RetryableError) and partial and "server" not in done:
+            done.add("server")
+            self.emit(Notice(f"The model server failed during the answer ({exc.message}); "
+                             "asking again for the whole answer at once.", "warning"))
+            return dataclasses.replace(request, options={**request.options, "stream": False})
+        raise exc
+
+    def _abandon(self, message: Message, recorder: StepRecorder) -> None:
+        """Close an answer the server broke off: its calls are not run."""
+        for part in recorder.end():
+            self.runner.finish(message, part, SERVER_FAILED_OUTPUT, error=True)
+        self.usage.add(message.usage)
+        self._note(message, "The model server failed during this answer; it was asked again.",
+                   "warning")
+
+    def _tell_dropped(self, guard: CallGuard | None) -> None:
+        """Say what the call guard dropped, to the person now and to the model next step."""
+        if guard is None or not (guard.dropped or guard.repeated):
+            return
+        said = []
+        if guard.repeated:
+            said.append(f"{guard.repeated} repeated call(s) were dropped"
+                        + (" and the answer was stopped" if guard.stopped else ""))
+        if guard.dropped:
+            said.append(f"only the first {guard.max_calls} calls were kept, "
+                        f"{guard.dropped} more were dropped")
+        text = "; ".join(said)
+        self.emit(Notice(f"The model's answer: {text}.", "warning"))
+        self.dropped_note = (f"Note: in your last answer {text}. Make one call at a time, "
+                             "never the same call twice; answer when you have what you need.")
 
     def _track_cache(self, usage: Usage) -> float | None:
         """When the provider's prompt cache, written or read by this step, expires."""

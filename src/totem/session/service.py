@@ -22,7 +22,7 @@ from totem.policy.questions import QuestionService
 from totem.policy.redact import Redactor
 from totem.prompt.builder import build_agent_prompt, build_system_prompt
 from totem.providers.base import Provider, ToolSpec
-from totem.providers.catalog.profiles import profile_for
+from totem.providers.localserver.served import ask_soon, served_model
 from totem.providers.registry import make_provider, resolve_model
 from totem.run.agent import Agent
 from totem.run.loop import run_events
@@ -167,10 +167,12 @@ class SessionService:
 
     def agent(self, spec: str) -> Agent:
         """The conversation's agent for the model `spec` ("provider/model")."""
+        pconf: ProviderConfig | None = None
         if self._provider is not None:
             provider, model, label = self._provider, spec, spec
         else:
             pconf, model = resolve_model(self.config, spec or None)
+            ask_soon(pconf, model)  # the server's round trip overlaps the prompt's building
             label = f"{pconf.name}/{model}"
             if pconf.name not in self._providers:
                 self._providers[pconf.name] = make_provider(pconf)
@@ -180,7 +182,8 @@ class SessionService:
             from totem.tools.lazy import specs_for
 
             self._specs = specs_for(tools)
-        profile = profile_for(model)
+        served = served_model(pconf, model)
+        profile = served.profile
         if profile.small:
             tools, specs, system = self._small_surface(tools, self._specs)
         else:
@@ -206,8 +209,10 @@ class SessionService:
             redact=self._redact,
             specs=specs,
             questions=self.questions,
-            context_window=self._window(label, model) or info.context_window
-            or profile.context_window,
+            context_window=self._window(label, model)
+            or (served.facts.context_window if served.facts else None)
+            or info.context_window or profile.context_window,
+            sampling=served.sampling,
             state=self.state,
             price=info.price,
             cache_ttl=_cache_ttl(self.config.providers.get(label.partition("/")[0])),

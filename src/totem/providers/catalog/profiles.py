@@ -9,9 +9,10 @@ Unknown stays unknown (None): it is shown as unknown, never guessed.
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
 
-__all__ = ["ModelProfile", "profile_for"]
+__all__ = ["ModelProfile", "profile_for", "profile_for_served"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -65,3 +66,17 @@ def profile_for(model: str) -> ModelProfile:
         if pattern.search(name):
             return profile
     return _UNKNOWN
+
+
+def profile_for_served(model: str, served_names: Sequence[str]) -> ModelProfile:
+    """The profile of `model`, or, when its name matches no family (an alias such as
+    `local`), of the first name the server gives for what it serves (the model file's
+    name, the GGUF `general.name`, the architecture)."""
+    profile = profile_for(model)
+    if profile is not _UNKNOWN:
+        return profile
+    for name in served_names:
+        found = profile_for(name)
+        if found is not _UNKNOWN:
+            return found
+    return profile

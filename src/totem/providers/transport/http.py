@@ -41,7 +41,7 @@ from totem.providers.base import (
     RetryableError,
     StreamEvent,
 )
-from totem.providers.transport.local import is_local_url, nothing_answers
+from totem.providers.localserver.address import is_local_url, nothing_answers
 from totem.providers.transport.retry import classify_status, error_message, parse_retry_after
 from totem.providers.transport.sse import aiter_sse
 

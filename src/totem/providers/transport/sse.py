@@ -108,6 +108,11 @@ class SSEDecoder:
         elif name == "retry":
             if value.isdigit():
                 self._retry = int(value)
+        elif name == "error" and value.startswith("{"):
+            # llama-server (llama.cpp before 2025-09) sends a failure inside a stream as an
+            # `error:` field; it is passed on as the data of an error event, OpenAI's shape.
+            self._data.append(f'{{"error": {value}}}')
+            self._event = "error"
         return None
 
     def _dispatch(self) -> SSEEvent | None:

@@ -103,6 +103,8 @@ def to_wire(
         body["think"] = opts["think"]
     if opts.get("keep_alive") is not None:
         body["keep_alive"] = opts["keep_alive"]
+    if opts.get("format") is not None:  # a JSON schema the answer must follow
+        body["format"] = opts["format"]
     body["options"] = _model_options(request, opts)
     body["options"]["num_ctx"] = _num_ctx(body, request, opts, context_limit, floor)
     extra = opts.get("extra_body")

@@ -14,6 +14,8 @@ __all__ = ["is_local_url", "nothing_answers"]
 
 _LOCAL_NAMES = ("localhost",)
 _LOCAL_SUFFIXES = (".localhost", ".local")
+# private networks (RFC 1918, IPv6 unique local); `is_private` would add documentation ranges
+_PRIVATE_NETWORKS = ("10.0.0.0/8", "172.16.0.0/12", "192.168.0.0/16", "fc00::/7")
 
 
 def is_local_url(url: str) -> bool:
@@ -31,7 +33,9 @@ def is_local_url(url: str) -> bool:
         address = ipaddress.ip_address(host)
     except ValueError:
         return False
-    return address.is_loopback or address.is_private or address.is_link_local
+    return address.is_loopback or address.is_link_local or any(
+        address in ipaddress.ip_network(network) for network in _PRIVATE_NETWORKS
+    )
 
 
 def nothing_answers(url: str) -> str:

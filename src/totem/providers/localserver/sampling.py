@@ -1,0 +1,90 @@
+"""How a request samples and how a model may call tools: bounded, calm, constrained.
+
+`sampling_for(...)` decides, from the model's profile, what its server said of itself
+(`serverinfo.ServerFacts`) and the configuration, in this order (later wins):
+
+    defaults      nothing set for a hosted model; for a local one a bounded answer
+                  (its output limit, at most 8,192 tokens) and the repeated-call guard
+    small model   temperature 0.2, answers of at most 2,048 tokens, 8 calls per answer,
+                  and constrained tool calls where the server can do it (`tool_mode: auto`)
+    config        `temperature`, `max_tokens`, `max_calls`, `tool_mode` in the provider's
+                  `options`, then in `models.MODEL` of the provider
+
+`tool_mode` is `auto` (constrained for a small model on a server that can), `native` or
+`constrained`. A server can constrain an answer to a JSON schema when it is llama.cpp,
+vLLM, LM Studio (`response_format` with a `json_schema`) or Ollama (`format`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from totem.providers.catalog.profiles import ModelProfile
+from totem.providers.localserver.serverinfo import ServerFacts
+
+__all__ = ["Sampling", "sampling_for"]
+
+SMALL_TEMPERATURE = 0.2
+SMALL_MAX_TOKENS = 2_048
+LOCAL_MAX_TOKENS = 8_192
+SMALL_MAX_CALLS = 8
+TOOL_MODES = ("auto", "native", "constrained")
+
+
+@dataclass(frozen=True, slots=True)
+class Sampling:
+    """What each request of a run carries, and how the answer's tool calls are held."""
+
+    temperature: float | None = None
+    max_tokens: int | None = None  # the most an answer may be; never more than the window left
+    max_calls: int | None = None  # calls kept per answer; the rest are dropped with a notice
+    guard_repeats: bool = False  # end a streamed answer that repeats a call a third time
+    constrained: bool = False  # ask for one JSON step (a call or an answer), not native calls
+    engine: str | None = None  # the server's engine, when it said
+
+
+def _setting(settings: Mapping[str, Any], key: str, kind: type, default: Any) -> Any:
+    value = settings.get(key)
+    if value is None:
+        return default
+    if kind is float and isinstance(value, int | float) and not isinstance(value, bool):
+        return float(value)
+    if kind is int and isinstance(value, int) and not isinstance(value, bool) and value > 0:
+        return value
+    if kind is str and isinstance(value, str):
+        return value
+    raise ValueError(f"`{key}` must be a {'positive ' if kind is int else ''}{kind.__name__}, "
+                     f"not {value!r}")
+
+
+def sampling_for(
+    profile: ModelProfile,
+    facts: ServerFacts | None,
+    *,
+    local: bool,
+    settings: Mapping[str, Any] | None = None,
+) -> Sampling:
+    """The sampling of one model (see the module doc). `settings` are the provider's
+    options merged with the model's own entry; a wrong value raises `ValueError`."""
+    settings = settings or {}
+    small = profile.small and local
+    temperature = SMALL_TEMPERATURE if small else None
+    max_tokens: int | None = None
+    if local:
+        max_tokens = min(profile.max_output or LOCAL_MAX_TOKENS, LOCAL_MAX_TOKENS)
+    if small:
+        max_tokens = min(max_tokens or SMALL_MAX_TOKENS, SMALL_MAX_TOKENS)
+    mode = _setting(settings, "tool_mode", str, "auto")
+    if mode not in TOOL_MODES:
+        raise ValueError(f"`tool_mode` must be one of {', '.join(TOOL_MODES)}, not {mode!r}")
+    can_constrain = facts is not None
+    return Sampling(
+        temperature=_setting(settings, "temperature", float, temperature),
+        max_tokens=_setting(settings, "max_tokens", int, max_tokens),
+        max_calls=_setting(settings, "max_calls", int, SMALL_MAX_CALLS if small else None),
+        guard_repeats=local,
+        constrained=mode == "constrained" or (mode == "auto" and small and can_constrain),
+        engine=facts.engine if facts is not None else None,
+    )

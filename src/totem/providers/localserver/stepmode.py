@@ -1,0 +1,218 @@
+"""Constrained tool calls ("step mode"): the server can only answer one valid step.
+
+Small models write malformed calls, call tools that do not exist, or loop inside one
+answer. A server that constrains its output to a JSON schema (llama.cpp, vLLM, LM Studio
+with `response_format`; Ollama with `format`) removes the whole class: the request carries
+no native tools, and the schema lets the answer be only
+
+    {"tool": NAME, "args": ARGS}    one call of an offered tool, ARGS valid for that tool
+    {"answer": TEXT}                the reply to the person
+
+`step_request(request, ...)` turns a request into that form (the tools described in the
+system prompt, earlier calls written as the same JSON, their results as text), and
+`step_events(events)` turns the answer back into the events every adapter emits (a
+`ToolCallBegin` with its arguments, or text), so the loop does not know the difference.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from collections.abc import AsyncIterator
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+from totem.messages import Message, Part, TextPart, ToolPart, new_id
+from totem.providers.base import (
+    ModelRequest,
+    StreamEnd,
+    StreamEvent,
+    TextChunk,
+    ToolArgsChunk,
+    ToolCallBegin,
+    ToolSpec,
+)
+
+__all__ = ["args_schema", "step_args", "step_events", "step_request", "step_schema"]
+
+Json = dict[str, Any]
+ABORTED_OUTPUT = "[Aborted by user]"  # a call that did not finish, as every adapter says it
+# What a grammar need not know: said in the prompt, or checked by the tool itself.
+_DROPPED = frozenset({"description", "title", "default", "examples", "minimum", "maximum",
+                      "exclusiveMinimum", "exclusiveMaximum", "multipleOf", "format",
+                      "pattern"})
+
+
+def args_schema(schema: Any) -> Any:
+    """A tool's parameter schema, small: no descriptions or bounds, `X | None` as `X`
+    (an optional argument is left out instead), no properties beyond those named."""
+    if isinstance(schema, list):
+        return [args_schema(s) for s in schema]
+    if not isinstance(schema, dict):
+        return schema
+    options = schema.get("anyOf")
+    if isinstance(options, list):
+        real = [o for o in options if not (isinstance(o, dict) and o.get("type") == "null")]
+        if len(real) == 1 and isinstance(real[0], dict):
+            rest = {k: v for k, v in schema.items() if k != "anyOf"}
+            return args_schema({**rest, **real[0]})
+    out = {k: args_schema(v) for k, v in schema.items() if k not in _DROPPED}
+    if isinstance(out.get("properties"), dict):
+        out["properties"] = {k: args_schema(v) for k, v in schema["properties"].items()}
+        out["additionalProperties"] = False
+    return out
+
+
+_KNOBS = frozenset({"integer", "number", "boolean"})
+
+
+def step_args(parameters: Json) -> Json:
+    """The arguments a step may give a tool: `args_schema`, less the optional numbers and
+    switches (offset, limit, timeout, replace_all ...), which small models fill with
+    guesses; those keep the tool's defaults."""
+    schema: Json = args_schema(parameters)
+    required = set(schema.get("required") or [])
+    props = schema.get("properties")
+    if isinstance(props, dict):
+        schema["properties"] = {
+            name: prop for name, prop in props.items()
+            if name in required or not (isinstance(prop, dict) and prop.get("type") in _KNOBS)
+        }
+    return schema
+
+
+def step_schema(specs: list[ToolSpec]) -> Json:
+    """The schema of one step: a call of one of `specs` or an answer."""
+    steps: list[Json] = [
+        {"type": "object",
+         "properties": {"tool": {"const": spec.name}, "args": step_args(spec.parameters)},
+         "required": ["tool", "args"], "additionalProperties": False}
+        for spec in specs
+    ]
+    steps.append({"type": "object", "properties": {"answer": {"type": "string"}},
+                  "required": ["answer"], "additionalProperties": False})
+    return {"anyOf": steps}
+
+
+@cache
+def _instructions() -> str:
+    return (Path(__file__).with_name("stepmode.txt")).read_text(encoding="utf-8").strip()
+
+
+def _signature(schema: Json) -> str:
+    """`path, offset?` from a tool's arguments: an optional one marked `?`, a choice listed."""
+    required = set(schema.get("required") or [])
+    names = []
+    for name, prop in (schema.get("properties") or {}).items():
+        mark = "" if name in required else "?"
+        choices = prop.get("enum") if isinstance(prop, dict) else None
+        kind = prop.get("type") if isinstance(prop, dict) else None
+        if isinstance(choices, list):
+            names.append(f"{name}{mark}: {'|'.join(str(c) for c in choices)}")
+        elif kind in ("string", None):
+            names.append(f"{name}{mark}")
+        else:
+            names.append(f"{name}{mark}: {kind}")
+    return ", ".join(names)
+
+
+def _tool_lines(specs: list[ToolSpec]) -> str:
+    return "\n".join(
+        f"- {spec.name}({_signature(step_args(spec.parameters))}): {spec.description.strip()}"
+        for spec in specs
+    )
+
+
+def _as_steps(message: Message) -> list[Message]:
+    """An assistant message with its calls written as steps, then a user message with
+    their results and what to do next (a small model reads a plain result best)."""
+    tools = [p for p in message.parts if isinstance(p, ToolPart)]
+    if message.role != "assistant" or not tools:
+        return [message]
+    parts: list[Part] = [p for p in message.parts if not isinstance(p, ToolPart)]
+    for part in tools:
+        if not part.from_text:  # a call written as text is in the message's text already
+            step = {"tool": part.name, "args": _written_args(part)}
+            parts.append(TextPart(json.dumps(step, ensure_ascii=False)))
+    calls = [f"{p.name} {json.dumps(_written_args(p), ensure_ascii=False)}" for p in tools]
+    results = [
+        f"Result of {call}:\n{p.output if p.state in ('completed', 'error') else ABORTED_OUTPUT}"
+        for call, p in zip(calls, tools, strict=True)
+    ]
+    # the real 0.5B model called the same tool again until told plainly to answer now
+    text = "\n\n".join([*results, _next_step().replace("{calls}", " and ".join(calls))])
+    user = Message(f"{message.id}_results", message.session_id, "user", [TextPart(text)])
+    return [dataclasses.replace(message, parts=parts), user]
+
+
+@cache
+def _next_step() -> str:
+    return (Path(__file__).with_name("stepmode-next.txt")).read_text(encoding="utf-8").strip()
+
+
+def _written_args(part: ToolPart) -> Json:
+    """The arguments as the model wrote them (the tool's defaults are not its words)."""
+    try:
+        written = json.loads(part.raw_input)
+    except ValueError:
+        written = None
+    return written if isinstance(written, dict) else (part.input or {})
+
+
+def step_request(request: ModelRequest, *, engine: str | None) -> ModelRequest:
+    """`request` in step form, its schema where `engine` takes one (see the module doc)."""
+    if not request.tools:
+        return request
+    schema = step_schema(request.tools)
+    tools = _instructions().replace("{tools}", _tool_lines(request.tools))
+    option: Json = (
+        {"format": schema} if engine == "ollama"
+        else {"response_format": {"type": "json_schema",
+                                  "json_schema": {"name": "step", "schema": schema}}}
+    )
+    return dataclasses.replace(
+        request,
+        system=f"{request.system}\n\n{tools}" if request.system else tools,
+        messages=[step for m in request.messages for step in _as_steps(m)],
+        tools=[],
+        options={**request.options, **option},
+    )
+
+
+def _step(text: str) -> Json | None:
+    try:
+        value = json.loads(text)
+    except ValueError:
+        return None
+    return value if isinstance(value, dict) else None
+
+
+async def step_events(events: AsyncIterator[StreamEvent]) -> AsyncIterator[StreamEvent]:
+    """The events of a step answer: its text held, then read as a call or an answer.
+
+    Text that is not a step (the server did not constrain it) passes as text, for the
+    loop's reading of calls written as text.
+    """
+    text: list[str] = []
+    async for event in events:
+        if isinstance(event, TextChunk):
+            text.append(event.text)
+            continue
+        if isinstance(event, StreamEnd):
+            for item in _read_step("".join(text), event):
+                yield item
+            return
+        yield event
+
+
+def _read_step(text: str, end: StreamEnd) -> list[StreamEvent]:
+    step = _step(text.strip())
+    if step is not None and isinstance(step.get("tool"), str):
+        args = step.get("args") if isinstance(step.get("args"), dict) else {}
+        return [ToolCallBegin(0, new_id("call"), step["tool"]),
+                ToolArgsChunk(0, json.dumps(args, ensure_ascii=False)),
+                StreamEnd("tool_calls", end.raw)]
+    if step is not None and isinstance(step.get("answer"), str):
+        return [TextChunk(step["answer"]), end]
+    return [TextChunk(text), end] if text else [end]

@@ -1,0 +1,144 @@
+"""A whole run against a server that answers like llama-server serving a model as `local`.
+
+The server is real HTTP on 127.0.0.1 (tests/support/llama_like.py); totem asks its /props,
+picks the small-model handling from the model file's name, and the loop does the rest.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from tests.support.llama_like import Answer, LlamaLike, delta, sse, whole
+from totem.abort import AbortSignal
+from totem.events import Event, Notice, RunFinished, ToolEnd, ToolStart
+from totem.session.service import SessionService
+from totem.settings.config import Config, ProviderConfig
+from totem.store.sqlite import SqliteStore
+
+OVERFLOW_NEWER = json.dumps({"error": {
+    "code": 400, "message": "the request exceeds the available context size, try increasing it",
+    "type": "exceed_context_size_error", "n_prompt_tokens": 9120, "n_ctx": 8192}}).encode()
+
+
+def _run(tmp: Path, base_url: str, text: str, *, options: dict[str, Any] | None = None,
+         models: dict[str, Any] | None = None, history: int = 0) -> list[Event]:
+    root = tmp / "project"
+    root.mkdir(exist_ok=True)
+    (root / "README.md").write_text("# Marmalade\n\nA tiny jam-making library.\n")
+    pconf = ProviderConfig("local", "openai", base_url=base_url, options=options or {},
+                           models=models or {})
+    config = Config(model="local/local", providers={"local": pconf})
+    store = SqliteStore(tmp / "store.db")
+
+    async def go() -> list[Event]:
+        service = SessionService(root, mode="yes", config=config, store=store)
+        try:
+            session = service.open()
+            for i in range(history):  # earlier turns that fill the window
+                store_text = f"earlier question {i}: " + "words " * 1500
+                from totem.messages import Message, TextPart, new_id
+
+                store.add_message(Message(new_id("msg"), session.id, "user",
+                                          [TextPart(store_text)]))
+            return [e async for e in service.run(session, text, abort=AbortSignal())]
+        finally:
+            await service.aclose()
+
+    try:
+        return asyncio.run(go())
+    finally:
+        store.close()
+
+
+def _step(content: str) -> Answer:
+    """A constrained answer as llama-server streams it: the JSON in a few pieces."""
+    cut = len(content) // 2
+    return Answer(200, sse(delta(content[:cut]), delta(content[cut:]), delta(finish="stop")),
+                  "text/event-stream")
+
+
+def _of(events: Sequence[Event], kind: type) -> list[Any]:
+    return [e for e in events if isinstance(e, kind)]
+
+
+def test_constrained_steps_run_tools_and_the_run_ends(tmp_path: Path) -> None:
+    answers = [_step('{"tool": "read", "args": {"path": "README.md"}}'),
+               _step('{"answer": "The project is Marmalade."}')]
+    with LlamaLike(answers) as server:
+        events = _run(tmp_path, server.base_url, "What is the project's name?")
+        bodies = server.bodies
+    first = bodies[0]
+    assert "tools" not in first and first["response_format"]["type"] == "json_schema"
+    assert first["temperature"] == 0.2
+    assert 256 <= first["max_tokens"] <= 2048
+    starts, ends = _of(events, ToolStart), _of(events, ToolEnd)
+    assert [(s.name, s.input) for s in starts] == [("read", {"path": "README.md"})]
+    assert "Marmalade" in ends[0].output
+    second = bodies[1]["messages"]
+    assert json.loads(second[-2]["content"]) == {"tool": "read", "args": {"path": "README.md"}}
+    assert second[-1]["content"].startswith('Result of read {"path": "README.md"}:')
+    assert events[-1] == RunFinished("finished", "", 2, events[-1].usage)
+
+
+def test_native_mode_sends_tools_and_is_still_bounded(tmp_path: Path) -> None:
+    answers = [Answer(200, sse(delta("Hello."), delta(finish="stop")), "text/event-stream")]
+    with LlamaLike(answers) as server:
+        events = _run(tmp_path, server.base_url, "hi", options={"tool_mode": "native"})
+        body = server.bodies[0]
+    assert body["tools"] and "response_format" not in body
+    assert body["temperature"] == 0.2 and body["max_tokens"] <= 2048
+    assert isinstance(events[-1], RunFinished) and events[-1].reason == "finished"
+
+
+def test_repeated_native_calls_end_the_answer_and_the_model_is_told(tmp_path: Path) -> None:
+    call = {"index": 0, "id": "c", "type": "function",
+            "function": {"name": "read", "arguments": '{"path": "README.md"}'}}
+    repeated = [delta(calls=[{**call, "index": i, "id": f"c{i}"}]) for i in range(40)]
+    answers = [Answer(200, sse(*repeated, delta(finish="tool_calls")), "text/event-stream"),
+               Answer(200, sse(delta("It is Marmalade."), delta(finish="stop")),
+                      "text/event-stream")]
+    with LlamaLike(answers) as server:
+        events = _run(tmp_path, server.base_url, "name?", options={"tool_mode": "native"})
+        second = server.bodies[1]["messages"]
+    assert len(_of(events, ToolStart)) == 1
+    notices = [n.text for n in _of(events, Notice)]
+    assert any("repeated call(s) were dropped and the answer was stopped" in n for n in notices)
+    assert "never the same call twice" in second[-1]["content"]
+    assert events[-1].reason == "finished"
+
+
+def test_a_request_past_the_window_is_compacted_and_asked_again(tmp_path: Path) -> None:
+    # our estimate fits the 8,192 tokens /props gave; the server counts more and refuses
+    answers = [Answer(400, OVERFLOW_NEWER),
+               _step("Earlier the person asked questions."),  # the summary
+               _step('{"answer": "Done."}')]
+    with LlamaLike(answers) as server:
+        events = _run(tmp_path, server.base_url, "summarise", history=1)
+        bodies = server.bodies
+    assert len(bodies) == 3
+    assert "summary" in bodies[1]["messages"][0]["content"]
+    assert len(json.dumps(bodies[2]["messages"])) < len(json.dumps(bodies[0]["messages"])) // 2
+    notices = [n.text for n in _of(events, Notice)]
+    assert any("did not fit the model's window" in n for n in notices)
+    assert events[-1].reason == "finished"
+
+
+def test_a_server_that_breaks_off_midway_is_asked_for_a_whole_answer(tmp_path: Path) -> None:
+    call = {"index": 0, "id": "c0", "type": "function",
+            "function": {"name": "read", "arguments": '{"pa'}}
+    broken = Answer(200, sse(delta("I will read it."), delta(calls=[call]), done=False),
+                    "text/event-stream", cut=True)
+    answers = [broken, Answer(200, whole("It is Marmalade."))]
+    with LlamaLike(answers) as server:
+        events = _run(tmp_path, server.base_url, "name?", options={"tool_mode": "native"})
+        bodies = server.bodies
+    assert bodies[0]["stream"] is True and bodies[1]["stream"] is False
+    assert "stream_options" not in bodies[1]
+    notices = [n.text for n in _of(events, Notice)]
+    assert any("failed during the answer" in n for n in notices), notices
+    assert not _of(events, ToolStart)  # the broken call is not run
+    assert events[-1].reason == "finished"

@@ -1,0 +1,89 @@
+"""The real 0.5B model served as `local` (llama-server --alias): totem knows it from the
+server's /props and asks for constrained steps; every step parses into a valid tool call
+or an answer, and the run ends by itself.
+
+A recording pass-through between totem and llama-server keeps what went over the wire.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.support.cpu_model import running_llama
+from tests.support.llama_like import RecordingProxy
+
+pytestmark = pytest.mark.cpu_model
+
+
+@pytest.fixture(scope="module")
+def local_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    log = tmp_path_factory.mktemp("llama-local") / "server.log"
+    with running_llama(context=8192, options=["--jinja", "--alias", "local"], log=log) as port:
+        url = f"http://127.0.0.1:{port}/v1"
+        yield url
+
+
+def _streamed_text(answer: bytes) -> str:
+    text = ""
+    for line in answer.decode("utf-8", "replace").splitlines():
+        if line.startswith("data: {"):
+            for choice in json.loads(line[6:]).get("choices") or []:
+                text += (choice.get("delta") or {}).get("content") or ""
+    return text
+
+
+def test_the_small_model_served_as_local_takes_constrained_steps(
+    local_url: str, tmp_path: Path
+) -> None:
+    root = tmp_path / "project"
+    root.mkdir()
+    (root / "README.md").write_text("# Marmalade\n\nMarmalade is a tiny jam-making library.\n")
+    with RecordingProxy(local_url.removesuffix("/v1")) as proxy:
+        config = tmp_path / "totem.yaml"
+        config.write_text("model: local/local\nproviders:\n"
+                          f"  local: {{kind: openai, base_url: '{proxy.base_url}'}}\n")
+        env = dict(os.environ, TOTEM_CONFIG=str(config), XDG_DATA_HOME=str(tmp_path / "data"),
+                   XDG_CONFIG_HOME=str(tmp_path / "cfg"))
+        done = subprocess.run(
+            [sys.executable, "-m", "totem", "run", "--format", "json", "--max-steps", "3",
+             "Use the read tool to read README.md, then tell me the name of the project."],
+            cwd=root, env=env, capture_output=True, text=True, timeout=900,
+            stdin=subprocess.DEVNULL,
+        )
+        bodies, answers = list(proxy.bodies), list(proxy.answers)
+    events: list[dict[str, Any]] = [json.loads(x) for x in done.stdout.splitlines() if x.strip()]
+    for event in events:
+        if event["type"] in ("tool_start", "tool_end", "notice", "run_finished"):
+            print(json.dumps(event)[:300])
+    # the request: constrained steps, calm and bounded, no native tools
+    steps = [(b, a) for b, a in zip(bodies, answers, strict=True) if "response_format" in b]
+    assert steps, f"no constrained request: {[sorted(b) for b in bodies]} {done.stderr[-2000:]}"
+    first = steps[0][0]
+    assert "tools" not in first and first["temperature"] == 0.2
+    assert 256 <= first["max_tokens"] <= 2048
+    schema = first["response_format"]["json_schema"]["schema"]
+    offered = {s["properties"]["tool"]["const"]
+               for s in schema["anyOf"] if "tool" in s["properties"]}
+    assert "read" in offered
+    # every answer the model gave is one valid step
+    for _, answer in steps:
+        step = json.loads(_streamed_text(answer))
+        assert set(step) in ({"tool", "args"}, {"answer"}), step
+        if "tool" in step:
+            assert step["tool"] in offered and isinstance(step["args"], dict)
+    # the steps became tool calls that ran, and the run ended by itself
+    starts = [e for e in events if e["type"] == "tool_start"]
+    assert starts and starts[0]["name"] == "read", events[:20]
+    ends = [e for e in events if e["type"] == "tool_end"]
+    assert all("Invalid arguments" not in e["output"] for e in ends)
+    assert events[-1]["type"] == "run_finished"
+    assert events[-1]["reason"] in ("finished", "repeat", "step_limit"), events[-1]
+    assert done.returncode in (0, 3)
