@@ -1,0 +1,41 @@
+"""The bench's checks judge fairly: a fixture left as it is fails, the reference solution passes."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pytest
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from bench.smallmodel.catalog import Task, load_tasks  # noqa: E402
+
+TASKS = load_tasks()
+
+
+def test_there_are_enough_tasks() -> None:
+    assert len(TASKS) >= 22
+
+
+@pytest.mark.parametrize("task", TASKS, ids=lambda t: t.name)
+def test_untouched_fixture_with_empty_answer_fails(task: Task, tmp_path: Path) -> None:
+    task.materialise(tmp_path)
+    assert task.check(tmp_path, "") is not None
+
+
+@pytest.mark.parametrize("task", TASKS, ids=lambda t: t.name)
+def test_reference_solution_passes(task: Task, tmp_path: Path) -> None:
+    task.materialise(tmp_path)
+    answer = task.solve(tmp_path)
+    assert task.check(tmp_path, answer) is None
+
+
+@pytest.mark.parametrize("task", TASKS, ids=lambda t: t.name)
+def test_solution_with_a_wrong_answer_text_is_judged_on_files_or_fails(
+    task: Task, tmp_path: Path
+) -> None:
+    # An answer that guesses every small number and names no path passes no question task.
+    task.materialise(tmp_path)
+    verdict = task.check(tmp_path, "I looked around; it might be 1, 2, 3, 10, 30 or 9102.")
+    assert verdict is not None
