@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import shutil
 import signal
+import sqlite3
 import subprocess
 import sys
 import time
@@ -112,6 +114,9 @@ def _run_agent(
         except subprocess.TimeoutExpired:
             _kill_group(process)
             code = None
+        except BaseException:  # the runner itself is stopped: leave no agent behind
+            _kill_group(process)
+            raise
     return code, time.monotonic() - started
 
 
@@ -135,6 +140,7 @@ def run_task(task: Task, setup: Setup, *, model: str, round_no: int) -> Outcome:
     outcome = Outcome(task=task.name, model=model, round=round_no, passed=False, reason="",
                       wall_s=round(wall, 1), exit_code=code, timed_out=code is None)
     read_events(log, into=outcome)
+    dump_messages(home, log.with_suffix(".messages.json"))
     try:
         verdict = task.check(project, outcome.answer)
     except Exception as exc:  # a check that crashes on odd output is a failed task
@@ -160,6 +166,23 @@ def warm_up(setup: Setup) -> float:
     log = setup.transcripts / "_warm_up.jsonl"
     _, wall = _run_agent(warm, slow, project=project, env=_environment(slow, home), log=log)
     return wall
+
+
+def dump_messages(home: Path, target: Path) -> None:
+    """Copies the session's stored messages (with each tool call's raw arguments, as the model
+    wrote them) out of the run's store, which the next task's fresh HOME would lose."""
+    rows: list[dict[str, Any]] = []
+    for db in sorted((home / ".local/share").rglob("*.db")):
+        try:
+            with contextlib.closing(sqlite3.connect(f"file:{db}?mode=ro", uri=True)) as conn:
+                query = ("select m.seq, m.role, p.idx, p.type, p.data from messages m "
+                         "join parts p on p.message_id = m.id order by m.created, m.seq, p.idx")
+                for seq, role, idx, kind, data in conn.execute(query):
+                    rows.append({"seq": seq, "role": role, "idx": idx, "type": kind,
+                                 "data": json.loads(data)})
+        except (sqlite3.Error, ValueError):  # another store layout: the events still tell most
+            continue
+    target.write_text(json.dumps(rows, indent=1, ensure_ascii=False))
 
 
 def read_events(log: Path, *, into: Outcome) -> None:

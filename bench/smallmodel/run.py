@@ -11,6 +11,7 @@ from __future__ import annotations
 import argparse
 import datetime
 import json
+import signal
 import subprocess
 import sys
 from pathlib import Path
@@ -85,6 +86,8 @@ def _run_model(
 
 
 def main() -> int:
+    # SIGTERM unwinds like Ctrl-C, so that the servers and agents started here are stopped
+    signal.signal(signal.SIGTERM, lambda number, frame: sys.exit(128 + number))
     args = _arguments()
     tasks = load_tasks(args.tasks)
     if not tasks:
