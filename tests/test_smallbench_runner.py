@@ -38,6 +38,9 @@ def test_a_scripted_solution_passes_and_is_recorded(tmp_path: Path) -> None:
     assert outcome.steps == 2
     log = tmp_path / "transcripts" / "create_file.jsonl"
     assert json.loads(log.read_text().splitlines()[0])["type"] == "run_started"
+    stored = json.loads(log.with_suffix(".messages.json").read_text())
+    [call] = [row["data"] for row in stored if row["type"] == "tool"]
+    assert json.loads(call["raw_input"])["path"] == "NOTES.md"
 
 
 def test_a_wrong_answer_fails_with_the_reason(tmp_path: Path) -> None:
