@@ -35,6 +35,8 @@ def _arguments() -> argparse.Namespace:
     parser.add_argument("--timeout", type=float, default=300, help="seconds per task")
     parser.add_argument("--totem-src", type=Path, default=REPO, help="checkout whose src/ runs")
     parser.add_argument("--out", type=Path, default=Path("smallmodel-results/results.json"))
+    parser.add_argument("--scratch", type=Path, default=Path("/tmp/totem-smallbench"),
+                        help="where the projects are made (one runner at a time per folder)")
     parser.add_argument("--threads", type=int, default=2, help="llama-server -t")
     parser.add_argument("--no-warm-up", dest="warm_up", action="store_false",
                         help="skip the unrecorded run that fills the server's prompt cache")
@@ -71,7 +73,7 @@ def _run_model(
             setup = Setup(
                 totem_src=args.totem_src.resolve(), base_url=server.base_url,
                 model_id=server.model_id, timeout=args.timeout,
-                scratch=Path("/tmp/totem-smallbench") / model,
+                scratch=args.scratch / model,
                 transcripts=out_dir / "transcripts" / model / f"round{round_no}",
             )
             if args.warm_up and round_no == 1:
