@@ -10,6 +10,7 @@ import pytest
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from bench.smallmodel.catalog import Task, load_tasks  # noqa: E402
+from bench.smallmodel.checks import mentions_number  # noqa: E402
 
 TASKS = load_tasks()
 
@@ -39,3 +40,15 @@ def test_solution_with_a_wrong_answer_text_is_judged_on_files_or_fails(
     task.materialise(tmp_path)
     verdict = task.check(tmp_path, "I looked around; it might be 1, 2, 3, 10, 30 or 9102.")
     assert verdict is not None
+
+
+def test_a_numbered_list_is_no_count(tmp_path: Path) -> None:
+    # a 0.5B model's plan, with no tool call, once passed for its fifth step
+    [task] = load_tasks(["count_failing_tests"])
+    task.materialise(tmp_path)
+    plan = "To count them I will:\n1. Find the tests.\n5. Count the failing ones.\n"
+    assert task.check(tmp_path, plan) is not None
+    assert task.check(tmp_path, "5 failed, 8 passed") is None
+    assert mentions_number("Running pytest: 5 failed, 8 passed.", 5, near="fail")
+    assert mentions_number("Five tests fail.", 5, words=("five",), near="fail")
+    assert not mentions_number("There are 5 tests in the folder.", 5, near="fail")

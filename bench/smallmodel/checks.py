@@ -41,11 +41,23 @@ def run_python(root: Path, *args: str, timeout: float = 60) -> subprocess.Comple
     )
 
 
-def mentions_number(answer: str, number: int, *, words: tuple[str, ...] = ()) -> bool:
-    """True when `number` is in the answer as a whole number (not part of a longer one)."""
-    if re.search(rf"(?<![\d.]){number}(?![\d]|\.\d)", answer):
-        return True
-    return any(re.search(rf"\b{w}\b", answer, re.IGNORECASE) for w in words)
+LIST_MARKER = re.compile(r"^\s*(?:\d+[.)]|#+)\s", re.MULTILINE)
+
+
+def mentions_number(
+    answer: str, number: int, *, words: tuple[str, ...] = (), near: str = ""
+) -> bool:
+    """True when `number` (or one of `words`) is in the answer as a whole number, not part of
+    a longer one nor a list item's number ("5. Count the tests"); with `near`, only within 60
+    characters of that word (say, "fail" for a count of failing tests)."""
+    text = LIST_MARKER.sub(" ", answer)
+    spellings = [rf"(?<![\d.]){number}(?![\d]|\.\d)", *(rf"\b{w}\b" for w in words)]
+    for spelling in spellings:
+        for match in re.finditer(spelling, text, re.IGNORECASE):
+            around = text[max(0, match.start() - 60) : match.end() + 60]
+            if not near or near.lower() in around.lower():
+                return True
+    return False
 
 
 def says_absent(answer: str) -> bool:

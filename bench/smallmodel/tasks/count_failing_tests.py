@@ -19,8 +19,8 @@ PROMPT = "Run this project's tests and tell me how many of them fail."
 def check(root: Path, answer: str) -> str | None:
     if (why := unchanged(root, FILES)) is not None:
         return why
-    if not mentions_number(answer, 5, words=("five",)):
-        return "answer lacks 5"
+    if not mentions_number(answer, 5, words=("five",), near="fail"):
+        return "answer lacks 5 failing"
     return None
 
 

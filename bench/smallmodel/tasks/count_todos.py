@@ -17,7 +17,7 @@ PROMPT = "How many TODO comments are there in the src folder?"
 def check(root: Path, answer: str) -> str | None:
     if (why := unchanged(root, FILES)) is not None:
         return why
-    return None if mentions_number(answer, 6, words=("six",)) else "answer lacks 6"
+    return None if mentions_number(answer, 6, words=("six",), near="todo") else "answer lacks 6"
 
 
 def solve(root: Path) -> str:
