@@ -52,3 +52,11 @@ def test_a_numbered_list_is_no_count(tmp_path: Path) -> None:
     assert mentions_number("Running pytest: 5 failed, 8 passed.", 5, near="fail")
     assert mentions_number("Five tests fail.", 5, words=("five",), near="fail")
     assert not mentions_number("There are 5 tests in the folder.", 5, near="fail")
+
+
+def test_absence_must_be_said_of_the_thing_asked(tmp_path: Path) -> None:
+    [task] = load_tasks(["does_not_exist"])
+    task.materialise(tmp_path)
+    assert task.check(tmp_path, "Redis is not used here; items are kept in SQLite.") is None
+    assert task.check(tmp_path, "I could not run it. The handler uses Redis.") is not None
+    assert task.check(tmp_path, "No: connect_redis() in store.py does it.") is not None

@@ -60,9 +60,13 @@ def mentions_number(
     return False
 
 
-def says_absent(answer: str) -> bool:
-    """True when the answer says, in some plain way, that the thing is not there."""
-    return bool(NEGATIONS.search(answer))
+def says_absent(answer: str, *, near: str) -> bool:
+    """True when one sentence of the answer names `near` and says, in some plain way, that it
+    is not there ("No function connects to Redis", "Redis is not used")."""
+    for sentence in re.split(r"(?<=[.!?])\s+|\n+", answer):
+        if near.lower() in sentence.lower() and NEGATIONS.search(sentence):
+            return True
+    return False
 
 
 def write(root: Path, path: str, text: str) -> None:

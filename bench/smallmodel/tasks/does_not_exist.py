@@ -23,7 +23,7 @@ INVENTED = re.compile(r"\w*redis\w*\(|\b\w+_redis\w*|\bredis_\w+|redis\.\w+", re
 def check(root: Path, answer: str) -> str | None:
     if (why := unchanged(root, FILES)) is not None:
         return why
-    if not says_absent(answer):
+    if not says_absent(answer, near="redis"):
         return "answer does not say it is absent"
     if found := INVENTED.search(answer):
         return f"answer invents {found.group(0)!r}"
