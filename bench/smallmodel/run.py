@@ -31,6 +31,8 @@ def _arguments() -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--model", action="append", choices=sorted(SCRIPTS), dest="models")
     parser.add_argument("--rounds", type=int, default=1)
+    parser.add_argument("--first-round", type=int, default=1,
+                        help="number of the first round (to add rounds to earlier results)")
     parser.add_argument("--tasks", action="append", help="task names or globs (repeatable)")
     parser.add_argument("--timeout", type=float, default=300, help="seconds per task")
     parser.add_argument("--totem-src", type=Path, default=REPO, help="checkout whose src/ runs")
@@ -69,14 +71,14 @@ def _run_model(
     log = out_dir / f"llama-server-{model}.log"
     with ModelServer(gguf, binary, log=log, alias=alias, threads=args.threads) as server:
         meta["models"][model] = {"file": gguf.name, "served_as": server.model_id}
-        for round_no in range(1, args.rounds + 1):
+        for round_no in range(args.first_round, args.first_round + args.rounds):
             setup = Setup(
                 totem_src=args.totem_src.resolve(), base_url=server.base_url,
                 model_id=server.model_id, timeout=args.timeout,
                 scratch=args.scratch / model,
                 transcripts=out_dir / "transcripts" / model / f"round{round_no}",
             )
-            if args.warm_up and round_no == 1:
+            if args.warm_up and round_no == args.first_round:
                 print(f"[{model}] warm-up run: {warm_up(setup):.0f} s", flush=True)
             for task in tasks:
                 outcome = run_task(task, setup, model=model, round_no=round_no)
