@@ -12,6 +12,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from bench.smallmodel.agent import Outcome, Setup, read_events, run_task  # noqa: E402
 from bench.smallmodel.catalog import load_tasks  # noqa: E402
 from bench.smallmodel.report import table  # noqa: E402
+from bench.smallmodel.server import ModelServer  # noqa: E402
 from totem.providers.fake_server import running_in_thread  # noqa: E402
 
 REPO = Path(__file__).resolve().parents[1]
@@ -82,3 +83,36 @@ def test_events_give_tokens_tools_and_the_final_answer(tmp_path: Path) -> None:
     assert outcome.finish == "finished"
     text = table([outcome.to_dict() | {"passed": True}])
     assert "round 1: 1/1 passed" in text and "tokens 220 prompt + 12 completion" in text
+
+
+STAND_IN = """
+import http.server, json, sys
+class Handler(http.server.BaseHTTPRequestHandler):
+    def do_GET(self):
+        body = json.dumps({"data": [{"id": "local"}]} if "models" in self.path else {}).encode()
+        self.send_response(200)
+        self.end_headers()
+        self.wfile.write(body)
+port = int(sys.argv[sys.argv.index("--port") + 1])
+http.server.HTTPServer(("127.0.0.1", port), Handler).serve_forever()
+"""
+
+
+def test_a_crashed_server_is_noticed_and_restarted(tmp_path: Path) -> None:
+    # a stand-in for llama-server that answers /health and /v1/models on the port it is given
+    script = tmp_path / "stand_in.py"
+    script.write_text(STAND_IN)
+    binary = tmp_path / "llama-server"
+    binary.write_text(f'#!/bin/sh\nexec {sys.executable} {script} "$@"\n')
+    binary.chmod(0o755)
+    server = ModelServer(tmp_path / "m.gguf", binary, log=tmp_path / "server.log",
+                         alias="local", threads=1)
+    with server:
+        assert server.alive() and server.model_id == "local"
+        assert server._process is not None
+        server._process.kill()
+        server._process.wait()
+        assert not server.alive()
+        server.restart()
+        assert server.alive() and server.model_id == "local"
+    assert not server.alive()

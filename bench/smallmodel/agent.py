@@ -41,6 +41,7 @@ class Outcome:
     from_text: int = 0  # tool calls totem recovered from the model's text
     notices: list[str] = field(default_factory=list)
     answer: str = ""
+    server_crashed: bool = False  # llama-server died during the run (it aborts on some output)
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)

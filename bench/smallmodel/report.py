@@ -11,6 +11,8 @@ CELL = 30
 
 def _cell(row: dict[str, Any]) -> str:
     mark = "PASS" if row["passed"] else ("T/O" if row["timed_out"] else "fail")
+    if row.get("server_crashed"):
+        mark = "CRSH"
     tokens = f"{row['prompt_tokens'] / 1000:.1f}k+{row['completion_tokens']}"
     return f"{mark:<4} {row['wall_s']:>4.0f}s {len(row['tools']):>2}t {tokens:>11}".ljust(CELL)
 
@@ -41,7 +43,8 @@ def table(rows: Iterable[dict[str, Any]]) -> str:
             out.append(
                 f"round {n}: {passed}/{len(ran)} passed, median wall {wall:.0f} s, "
                 f"tokens {prompt} prompt + {completion} completion, "
-                f"{sum(r['timed_out'] for r in ran)} timed out"
+                f"{sum(r['timed_out'] for r in ran)} timed out, "
+                f"{sum(bool(r.get('server_crashed')) for r in ran)} server crashes"
             )
     return "\n".join(out)
 

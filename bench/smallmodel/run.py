@@ -82,6 +82,11 @@ def _run_model(
                 print(f"[{model}] warm-up run: {warm_up(setup):.0f} s", flush=True)
             for task in tasks:
                 outcome = run_task(task, setup, model=model, round_no=round_no)
+                if not server.alive():
+                    outcome.server_crashed = True
+                    print(f"[{model}] llama-server died during {task.name}; restarting it",
+                          flush=True)
+                    server.restart()
                 rows.append(outcome.to_dict())
                 _save(args.out, meta, rows)
                 verdict = "PASS" if outcome.passed else f"fail ({outcome.reason[:70]})"

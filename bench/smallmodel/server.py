@@ -49,9 +49,18 @@ class ModelServer:
         self.model_id = ""
         self._process: subprocess.Popen[bytes] | None = None
 
+    def alive(self) -> bool:
+        """False once the server has exited (llama-server can abort on a model's output)."""
+        return self._process is not None and self._process.poll() is None
+
+    def restart(self) -> None:
+        """A new server process on the same port, after a crash; its log is appended to."""
+        self.__exit__(None, None, None)
+        self.__enter__()
+
     def __enter__(self) -> ModelServer:
         self.log.parent.mkdir(parents=True, exist_ok=True)
-        with self.log.open("wb") as log:
+        with self.log.open("ab") as log:
             self._process = subprocess.Popen(
                 self.command, stdout=log, stderr=subprocess.STDOUT, start_new_session=True
             )
