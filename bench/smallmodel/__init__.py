@@ -1,0 +1,1 @@
+"""Small local models on micro-tasks: fixtures, checks and a runner (see README.md)."""

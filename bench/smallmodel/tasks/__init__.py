@@ -1,0 +1,1 @@
+"""The micro-tasks: one module each, with FILES, PROMPT, STEPS, check() and solve()."""
