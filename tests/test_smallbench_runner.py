@@ -13,7 +13,7 @@ from bench.smallmodel.agent import Outcome, Setup, read_events, run_task  # noqa
 from bench.smallmodel.catalog import load_tasks  # noqa: E402
 from bench.smallmodel.report import table  # noqa: E402
 from bench.smallmodel.server import ModelServer  # noqa: E402
-from totem.providers.fake_server import running_in_thread  # noqa: E402
+from totem.testing.fake_server import running_in_thread  # noqa: E402
 
 REPO = Path(__file__).resolve().parents[1]
 

@@ -37,6 +37,9 @@ _MAX_FILES = 20_000
 _SHOWN_FILES = 30  # files named in a nudge
 
 
+MIN_REQUEST_WORDS = 3  # "hi", "thanks": no project question to look into
+
+
 def claims_change(text: str) -> bool:
     """Whether the answer says something in the project was changed (not "nothing was")."""
     for match in re.finditer(_CLAIM, text, re.I):
@@ -108,8 +111,8 @@ class AnswerCheck:
         (left out: those the request or the run's tool calls mention)."""
         from totem.prompt.small import look_nudge, missing_path_nudge
 
-        if self.nudged or not answer.strip():
-            return None
+        if self.nudged or not answer.strip() or len(request.split()) < MIN_REQUEST_WORDS:
+            return None  # nothing to say, said once already, or a greeting: nothing to look at
         parts = [p for m in run for p in m.parts if isinstance(p, ToolPart)]
         files = _project_files(self.root)
         if not parts:

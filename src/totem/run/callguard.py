@@ -45,6 +45,12 @@ class CallGuard:
     stopped: bool = False  # the answer was ended early, on a third identical call
     _seen: dict[str, int] = field(default_factory=dict)
 
+    def restart(self) -> None:
+        """Forget the answer so far: it was cut and is asked for again."""
+        self.kept = self.dropped = self.repeated = 0
+        self.stopped = False
+        self._seen.clear()
+
     def _settle(self, held: _Held) -> list[StreamEvent]:
         """The events that pass for a call whose arguments are whole."""
         text = "".join(held.args)

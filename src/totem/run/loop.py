@@ -364,17 +364,28 @@ class Run:
         """Stream the answer into `recorder`; the recorder that holds the answer at the end
         (a new one when the connection dropped mid-answer and it was asked for again)."""
         current = recorder
+        asked = request
 
         def restart(error: RetryableError, attempt: int, delay: float) -> None:
-            nonlocal current
+            nonlocal current, asked
             self._cut_short(current, error, attempt=attempt, delay=delay)
             current = self._recorder()
+            if guard is not None:
+                guard.restart()
+            if self.agent.sampling.engine is not None and asked.options.get("stream") is not False:
+                # A local server that breaks off mid-answer has failed on it (a malformed
+                # streamed call, say), not lost a packet: ask for the whole answer at once.
+                self.emit(Notice(f"The model server failed during the answer ({error.message});"
+                                 " asking again for the whole answer at once.", "warning"))
+                asked = dataclasses.replace(asked, options={**asked.options, "stream": False})
 
-        stream = stream_with_retry(
-            lambda: self._open(request), abort=self.abort, on_retry=self._on_retry,
-            on_cut=restart,
+        def attempt() -> AsyncIterator[StreamEvent]:  # each try guarded afresh
+            opened = self._open(asked)
+            return guard_calls(opened, guard) if guard is not None else opened
+
+        events = stream_with_retry(
+            attempt, abort=self.abort, on_retry=self._on_retry, on_cut=restart
         )
-        events = guard_calls(stream, guard) if guard is not None else stream
         async for event in events:
             current.on_event(event)
         return current
