@@ -308,8 +308,12 @@ def test_step_request_on_the_wire_has_the_schema_and_no_native_tools() -> None:
     assert result["role"] == "user"
     assert result["content"].startswith('Result of read {"path": "README.md"}:\n# Jam\n\n')
     assert result["content"].endswith('You have the result of read {"path": "README.md"} above. '
-                                      'Now answer the request with {"answer": "..."}, '
-                                      'unless you need another tool.')
+                                      'If the request asks you to change, create, rename or '
+                                      'delete something and that is not done yet, take the next '
+                                      'step with a tool now (read a file before you edit it). If '
+                                      'it asks a question, read the file that holds the answer '
+                                      'before you answer. When it is done, answer the request '
+                                      'with {"answer": "..."}.')
     ollama = step_request(request, engine="ollama")
     assert ollama.options["format"] == step_schema(_tools())
 
