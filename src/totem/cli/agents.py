@@ -16,10 +16,11 @@ Exit code: 0 when done, 1 when refused or failed.
 from __future__ import annotations
 
 import argparse
-from typing import TYPE_CHECKING, Any
 
+TYPE_CHECKING = False  # typing is not imported for `totem --help`
 if TYPE_CHECKING:
     from pathlib import Path
+    from typing import Any
 
 __all__ = ["add_parser", "agents_command"]
 

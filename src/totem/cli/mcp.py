@@ -12,7 +12,10 @@ from __future__ import annotations
 
 import argparse
 import sys
-from typing import Any
+
+TYPE_CHECKING = False  # typing is not imported for `totem --help`
+if TYPE_CHECKING:
+    from typing import Any
 
 __all__ = ["add_parser", "main", "mcp_command"]
 

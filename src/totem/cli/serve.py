@@ -9,11 +9,15 @@ from __future__ import annotations
 
 import argparse
 import sys
-from typing import Any
+
+from totem.cli.exit_codes import EXIT_OK, EXIT_USAGE
+
+TYPE_CHECKING = False  # typing is not imported for `totem --help`
+if TYPE_CHECKING:
+    from typing import Any
 
 __all__ = ["add_parser", "serve_command"]
 
-from totem.cli.exit_codes import EXIT_OK, EXIT_USAGE
 
 DEFAULT_PORT = 8765
 PORT_TRIES = 10  # without --port: the default port, else one of the next ones

@@ -8,12 +8,17 @@ from __future__ import annotations
 
 import argparse
 import sys
-from pathlib import Path
-from typing import Any, TextIO
+
+from totem.cli.exit_codes import EXIT_OK, EXIT_USAGE
+
+TYPE_CHECKING = False  # typing is not imported for `totem --help`
+if TYPE_CHECKING:
+    # `totem --help` builds this parser: nothing more is imported for it
+    from pathlib import Path
+    from typing import Any, TextIO
 
 __all__ = ["add_parser", "ask_trust", "settle_trust", "trust_command"]
 
-EXIT_OK, EXIT_ERROR, EXIT_USAGE = 0, 1, 2
 
 
 def add_parser(subparsers: Any) -> argparse.ArgumentParser:
@@ -45,6 +50,8 @@ def trust_command(args: argparse.Namespace) -> int:
         if not folders:
             print(f"No folder is trusted ({trust_file()}).")
         return EXIT_OK
+    from pathlib import Path
+
     root = Path(args.path).resolve()
     if not root.is_dir():
         print(f"totem: {root} is not a folder", file=sys.stderr)
