@@ -158,3 +158,33 @@ def test_a_tool_named_after_a_file_writes_it_for_a_local_model_only(tmp_path: Pa
             parts = [p for m in agent.store.messages(sid) for p in m.parts
                      if isinstance(p, ToolPart)]
             assert parts[0].name == "write" and parts[0].state == "completed"
+
+
+def test_an_answer_that_copies_its_instructions_is_asked_again_once(tmp_path: Path) -> None:
+    with_config(tmp_path)
+    copied = "To change a file that exists, read it first, then call edit."
+    provider = ScriptedProvider([
+        call(("read", {"path": "config.ini"})),
+        reply(copied),
+        reply("It is a server configured to listen on port 8437."),
+    ])
+    agent = make_agent(tmp_path, provider, tools=TOOLS, model=SMALL)
+    agent.system = "Rules.\n4. " + copied + " old_string is text copied from the file."
+    _, events = run_once(agent, "What does this project configure?")
+    assert finished(events).reason == "finished"
+    asked = user_texts(provider.requests[2])[-1]
+    assert asked.startswith("Your answer repeats the instructions you were given")
+    assert "What does this project configure?" in asked
+    assert any(isinstance(e, Notice) and "repeats the instructions" in e.text for e in events)
+    assert len(provider.requests) == 3
+
+
+def test_an_answer_in_its_own_words_is_not_taken_for_a_copy(tmp_path: Path) -> None:
+    with_config(tmp_path)
+    provider = ScriptedProvider([
+        call(("read", {"path": "config.ini"})),
+        reply("The server listens on port 8437, as config.ini says."),
+    ])
+    agent = make_agent(tmp_path, provider, tools=TOOLS, model=SMALL)
+    _, events = run_once(agent, "What port does the server listen on?")
+    assert finished(events).reason == "finished" and len(provider.requests) == 2

@@ -37,6 +37,7 @@ _MAX_FILES = 20_000
 _SHOWN_FILES = 30  # files named in a nudge
 
 
+MIN_COPIED_CHARS = 30  # a shorter line may match the prompt by chance
 MIN_REQUEST_WORDS = 3  # "hi", "thanks": no project question to look into
 
 
@@ -105,6 +106,7 @@ class AnswerCheck:
         self.root = root
         self.tools = tools
         self.nudged = False
+        self.copy_nudged = False
 
     def nudge(self, answer: str, run: list[Message], request: str) -> str | None:
         """The nudge for an answer given without looking, or naming paths that do not exist
@@ -124,6 +126,18 @@ class AnswerCheck:
             self.nudged = True
             return missing_path_nudge(missing, _some_files(files, self.root))
         return None
+
+    def copied(self, answer: str, instructions: str) -> bool:
+        """True, once per run, for an answer that is mostly text copied from what the model
+        was told (its prompt, a tool's description) rather than an answer."""
+        if self.copy_nudged:
+            return False
+        told = " ".join(instructions.split())
+        lines = [" ".join(line.split()) for line in answer.splitlines()]
+        copied = sum(len(line) for line in lines if len(line) >= MIN_COPIED_CHARS
+                     and line.strip("*-.0123456789 ") in told)
+        self.copy_nudged = copied * 2 >= len(" ".join(answer.split())) > 0
+        return self.copy_nudged
 
     def unbacked_claim(self, answer: str, history: Iterable[Message]) -> bool:
         """The answer claims a change, and the session made none."""

@@ -189,6 +189,14 @@ class Run:
         """A small model's answer: None after a nudge to look (once per run); a distinct
         outcome when it claims a change the session did not make; else finished."""
         answer = message.text()
+        told = "\n".join([self.agent.system, *(s.description for s in self.specs)])
+        if self.answers.copied(answer, told):
+            from totem.prompt.small import copied_nudge
+
+            self.emit(Notice("The answer repeats the instructions the model was given; asking "
+                             "it to answer the request."))
+            self._synthetic_user(copied_nudge(self._request_text()))
+            return None
         nudge = self.answers.nudge(answer, self.history[self.first:], self._request_text())
         if nudge is not None:
             self.emit(Notice("The answer was not checked against the project; asking the "
