@@ -6,12 +6,8 @@ from __future__ import annotations
 
 import json
 import os
-import pty
-import re
-import select
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
@@ -19,6 +15,7 @@ import pytest
 from tests.support.aimock import running_aimock
 from tests.support.mcp_servers import EVERYTHING, new_mark, node
 from tests.support.processes import processes_with
+from tests.support.terminal import in_terminal as run_in_terminal
 
 pytestmark = pytest.mark.aimock
 
@@ -37,41 +34,9 @@ FIXTURES = [
         "response": {"content": "The MCP server echoed the message back."},
     },
 ]
-ANSI = re.compile(r"\x1b\[[0-9;]*m")
-
-
 def in_terminal(command: list[str], *, cwd: Path, env: dict[str, str], answer: bytes) -> str:
     """Run `command` on a pseudo-terminal, answer every permission prompt, return the screen."""
-    master, slave = pty.openpty()
-    process = subprocess.Popen(
-        command, cwd=cwd, env=env, stdin=slave, stdout=slave, stderr=slave, start_new_session=True
-    )
-    os.close(slave)
-    screen, answered = b"", 0
-    deadline = time.monotonic() + 90
-    try:
-        while time.monotonic() < deadline:
-            ready, _, _ = select.select([master], [], [], 0.2)
-            if ready:
-                try:
-                    data = os.read(master, 4096)
-                except OSError:  # the other side closed
-                    break
-                if not data:
-                    break
-                screen += data
-                if screen.count(b"[y] once") > answered:
-                    answered += 1
-                    os.write(master, answer)
-            elif process.poll() is not None:
-                break
-        else:
-            process.kill()
-            pytest.fail("totem run did not finish:\n" + screen.decode(errors="replace"))
-    finally:
-        process.wait(timeout=30)
-        os.close(master)
-    return ANSI.sub("", screen.decode(errors="replace")).replace("\r\n", "\n")
+    return run_in_terminal(command, cwd=cwd, env=env, prompt=b"[y] once", answer=answer)
 
 
 def environment(tmp_path: Path, aimock_url: str) -> dict[str, str]:

@@ -3,53 +3,18 @@ the project config would change; yes is remembered; a change to the config asks 
 
 from __future__ import annotations
 
-import os
-import pty
-import re
-import select
-import subprocess
-import time
 from pathlib import Path
 
-import pytest
-
+from tests.support.terminal import in_terminal as run_in_terminal
 from tests.support.trust_victims import TOTEM, Victim
 
 QUESTION = b"Trust this folder? [y/N] "
-ANSI = re.compile(r"\x1b\[[0-9;]*m")
 
 
 def in_terminal(victim: Victim, answer: bytes | None) -> str:
     """`totem run` on a pseudo-terminal; `answer` typed when the trust question comes."""
-    master, slave = pty.openpty()
-    process = subprocess.Popen([*TOTEM, "run", "hello"], cwd=victim.root, env=victim.env,
-                               stdin=slave, stdout=slave, stderr=slave, start_new_session=True)
-    os.close(slave)
-    screen = b""
-    deadline = time.monotonic() + 60
-    try:
-        while time.monotonic() < deadline:
-            ready, _, _ = select.select([master], [], [], 0.2)
-            if ready:
-                try:
-                    data = os.read(master, 4096)
-                except OSError:  # the other side closed
-                    break
-                if not data:
-                    break
-                screen += data
-                if QUESTION in screen and answer is not None:
-                    os.write(master, answer)
-                    answer = None
-            elif process.poll() is not None:
-                break
-        else:
-            process.kill()
-            pytest.fail("totem run did not finish:\n" + screen.decode(errors="replace"))
-    finally:
-        process.wait(timeout=30)
-        os.close(master)
-    return ANSI.sub("", screen.decode(errors="replace")).replace("\r\n", "\n")
+    return run_in_terminal([*TOTEM, "run", "hello"], cwd=victim.root, env=victim.env,
+                           prompt=QUESTION, answer=answer, times=1, timeout=60)
 
 
 def test_yes_is_remembered_and_a_changed_config_asks_again(tmp_path: Path) -> None:
