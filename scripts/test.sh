@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Sets up everything the tests need and runs them all:
 #   a virtual environment (.venv) with totem and its test tools,
-#   the real servers the tests talk to (npm: aimock, MCP servers, the apply_patch reference),
+#   the real servers the tests talk to (npm: aimock, MCP servers, the apply_patch reference;
+#   Debian's postgresql for the PostgreSQL store; Ray, a local cluster, for `totem batch`),
 #   the CPU model and llama-server (--with-cpu-model) and the LiteLLM proxy (--with-litellm)
 #   when asked; their suites also run whenever they are already cached,
 # then ruff, mypy and pytest. Other arguments go to pytest.
@@ -19,11 +20,12 @@ while [ $# -gt 0 ]; do
 done
 
 [ -x .venv/bin/python ] || "$PY" -m venv .venv
-.venv/bin/python -m pip install -q --disable-pip-version-check -e '.[test]' \
+.venv/bin/python -m pip install -q --disable-pip-version-check -e '.[test,postgres,batch]' \
   -r tests/requirements-providers.txt 2>&1 | grep -v '^WARNING: Location' || true
 .venv/bin/python -m compileall -q src >/dev/null
 (cd tests/node && npm install --no-audit --no-fund --loglevel=error >/dev/null)
 bash scripts/web-test-deps.sh  # Debian's chromium + the playwright package (no browser download)
+bash scripts/postgres-test-deps.sh  # Debian's postgresql: the store tests start their own server
 
 if [ "$with_model" = 1 ]; then
   PYTHON=.venv/bin/python bash scripts/cpu-model.sh >/dev/null

@@ -1,8 +1,10 @@
-"""Config merging and secrets, permission rules and replies, the SQLite store."""
+"""Config merging and secrets, permission rules and replies, the store (SQLite and
+PostgreSQL)."""
 
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -12,7 +14,7 @@ from totem.messages import Message, TextPart, ToolPart
 from totem.policy.permission import PermissionDenied, PermissionService, Reply, Rule, evaluate
 from totem.providers.registry import make_provider, resolve_model
 from totem.settings.config import ConfigError, Secret, load_config
-from totem.store.sqlite import SqliteStore
+from totem.store.location import open_store
 
 
 def write(path: Path, text: str) -> Path:
@@ -72,8 +74,8 @@ def test_last_matching_rule_wins() -> None:
     assert evaluate(rules, "bash", "ls") == "ask"
 
 
-def test_replies_once_always_reject(tmp_path: Path) -> None:
-    store = SqliteStore(tmp_path / "s.db")
+def test_replies_once_always_reject(new_store_location: Callable[[], str]) -> None:
+    store = open_store(new_store_location())
     asked: list[Event] = []
     service = PermissionService(rules=[], mode="interactive", project="p", memory=store,
                                 emit=asked.append)
@@ -105,10 +107,12 @@ def test_replies_once_always_reject(tmp_path: Path) -> None:
     # "always" is remembered for the project, across services
     again = PermissionService(rules=[], mode="headless", project="p", memory=store)
     asyncio.run(again.ask(tool="edit", permission="edit", patterns=["a.py"], title="x"))
+    store.close()
 
 
-def test_store_keeps_parts_as_they_change(tmp_path: Path) -> None:
-    store = SqliteStore(tmp_path / "s.db")
+def test_store_keeps_parts_as_they_change(new_store_location: Callable[[], str]) -> None:
+    location = new_store_location()
+    store = open_store(location)
     info = store.create_session(project="/p", model="m")
     msg = Message(id="msg_1", session_id=info.id, role="assistant")
     store.add_message(msg)
@@ -117,12 +121,14 @@ def test_store_keeps_parts_as_they_change(tmp_path: Path) -> None:
     store.save_part(msg.id, 1, part)
     part.state, part.output = "completed", "a\nb"
     store.save_part(msg.id, 1, part)
-    reopened = SqliteStore(tmp_path / "s.db")
+    reopened = open_store(location)
     [loaded] = reopened.messages(info.id)
     assert loaded.parts[0] == TextPart("hello")
     assert isinstance(loaded.parts[1], ToolPart) and loaded.parts[1].output == "a\nb"
     latest = reopened.latest_session("/p")
     assert latest is not None and latest.id == info.id
+    store.close()
+    reopened.close()
 
 
 def test_parsed_config_is_cached_but_never_a_key_in_clear(

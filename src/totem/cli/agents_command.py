@@ -42,6 +42,9 @@ def run_agents_command(args: argparse.Namespace, *, root: Path | None = None) ->
     project = (root or Path.cwd()).resolve()
     store = default_store()
     try:
+        if not isinstance(store, SqliteStore):
+            raise _Refused("saved agents are kept in the SQLite store only for now; with a "
+                           "PostgreSQL store, define agents as files in .totem/agents/")
         match args.agents_command:
             case None | "list":
                 _list(project, store)

@@ -28,9 +28,8 @@ from totem.run.agent import Agent
 from totem.run.loop import run_events
 from totem.session.toolset import Toolset
 from totem.settings.config import Config, ConfigError, ProviderConfig, load_config
-from totem.settings.paths import data_dir
 from totem.store.base import SessionInfo, Store
-from totem.store.sqlite import SqliteStore
+from totem.store.location import open_store
 from totem.tools.base import Tool
 from totem.tools.state import SessionState
 
@@ -57,8 +56,9 @@ def _present(tool: Tool | None) -> Tool:
     return tool
 
 
-def default_store() -> SqliteStore:
-    return SqliteStore(data_dir() / "totem.db")
+def default_store() -> Store:
+    """The person's store: TOTEM_STORE, the user config's `store:`, or the SQLite file."""
+    return open_store()
 
 
 class SessionService:

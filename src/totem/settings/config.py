@@ -46,9 +46,12 @@ from totem.settings.errors import ConfigError
 from totem.settings.paths import cache_dir, config_dir
 from totem.tools.base import ToolSettings
 
-__all__ = ["Config", "ConfigError", "KnowledgeSettings", "ProviderConfig", "Secret", "load_config"]
+__all__ = ["Config", "ConfigError", "KnowledgeSettings", "ProviderConfig", "Secret", "load_config",
+           "read_config_file"]
 
 _LITERAL_KEY = re.compile(r"""(?:^|[{,])\s*key\s*:\s*(?!["']?\$\{)\S""", re.M)
+# A store address with its password written in clear (`postgresql://me:secret@host/db`).
+_CLEAR_PASSWORD = re.compile(r"^\s*store\s*:.*://[^/@\s:]*:(?![\"']?\$\{)[^@\s]+@", re.M)
 _ENV_REF = re.compile(r"\$\{env:([A-Za-z_][A-Za-z0-9_]*)\}")
 
 
@@ -154,7 +157,8 @@ def _read_yaml(path: Path) -> dict[str, Any]:
         data: Any = json.loads(cached.read_text(encoding="utf-8"))
     except (OSError, ValueError):
         data = _parse_yaml(path, text)
-        if not _LITERAL_KEY.search(text):  # a key written in clear is not copied anywhere
+        # a key or a password written in clear is not copied anywhere
+        if not _LITERAL_KEY.search(text) and not _CLEAR_PASSWORD.search(text):
             with contextlib.suppress(OSError, TypeError, ValueError):
                 cached.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
                 cached.write_text(json.dumps(data), encoding="utf-8")
@@ -167,6 +171,11 @@ def _read_yaml(path: Path) -> dict[str, Any]:
     if problems:
         raise ConfigError("\n".join(f"{path}: {problem}" for problem in problems))
     return data
+
+
+def read_config_file(path: Path) -> dict[str, Any]:
+    """The settings of one config file, checked against the schema (ConfigError if not)."""
+    return _read_yaml(path)
 
 
 def _parse_yaml(path: Path, text: str) -> Any:
@@ -309,6 +318,9 @@ def _layers(project: Path, trusted: bool | None) -> _Layers:
         ours, layers.refused = guard_user_providers(ours, user)
     except ConfigError as exc:
         raise ConfigError(f"{project_file}: {exc}") from None
+    if "store" in ours:
+        ours = {k: v for k, v in ours.items() if k != "store"}
+        layers.refused.append("store: where sessions are kept is yours to choose")
     mine = user.get("providers") or {}
     layers.project_providers = {n for n in ours.get("providers") or {} if n not in mine}
     merged = _merge(_merge({}, read.get(user_file, {})), ours)

@@ -75,6 +75,7 @@ _KNOWLEDGE = Keys({
 
 CONFIG_SCHEMA = Keys({
     "model": TEXT,
+    "store": TEXT,  # where sessions are kept: the user's files only (totem.store.location)
     "maxsteps": WHOLE,
     "providers": MapOf(Keys({
         "kind": TEXT, "base_url": TEXT, "key": TEXT,

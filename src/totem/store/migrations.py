@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import sqlite3
 
-__all__ = ["MIGRATIONS", "migrate"]
+__all__ = ["MIGRATIONS", "migrate", "statements"]
 
 MIGRATIONS: list[str] = [
     """
@@ -85,7 +85,7 @@ def migrate(db: sqlite3.Connection) -> None:
     try:
         (version,) = db.execute("PRAGMA user_version").fetchone()
         for number, script in enumerate(MIGRATIONS[version:], start=version + 1):
-            for statement in _statements(script):
+            for statement in statements(script):
                 db.execute(statement)
             db.execute(f"PRAGMA user_version = {number}")
     except BaseException:
@@ -94,15 +94,15 @@ def migrate(db: sqlite3.Connection) -> None:
     db.execute("COMMIT")
 
 
-def _statements(script: str) -> list[str]:
+def statements(script: str) -> list[str]:
     """The SQL statements of `script`, one by one (`executescript` would commit first)."""
-    statements: list[str] = []
+    found: list[str] = []
     pending = ""
     for line in script.splitlines(keepends=True):
         pending += line
         if sqlite3.complete_statement(pending):
-            statements.append(pending.strip())
+            found.append(pending.strip())
             pending = ""
     if pending.strip():
-        statements.append(pending.strip())
-    return statements
+        found.append(pending.strip())
+    return found
