@@ -11,9 +11,8 @@ from __future__ import annotations
 import sqlite3
 import subprocess
 import sys
-from pathlib import Path
-
 from collections.abc import Callable
+from pathlib import Path
 
 from totem.messages import TextPart
 from totem.store.location import open_store

@@ -51,6 +51,9 @@ def _parser() -> object:
     from totem.cli.trust import add_parser as add_trust_parser
 
     add_trust_parser(sub)
+    from totem.cli.batch import add_parser as add_batch_parser
+
+    add_batch_parser(sub)
     return parser
 
 
@@ -85,6 +88,10 @@ def main(argv: list[str] | None = None) -> int:
         from totem.cli.trust import trust_command
 
         return trust_command(args)
+    if args.command == "batch":
+        from totem.cli.batch import batch_command
+
+        return batch_command(args)
     if args.command == "agents":
         from totem.cli.agents import agents_command
 

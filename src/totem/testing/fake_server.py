@@ -18,7 +18,11 @@ plus failure modes of the wire itself:
     {..., "cut": true}        stream the turn's output, then drop the connection
     {..., "stall": true}      stream the turn's output, then send nothing more
 
-Past the last turn it answers with `fallback` text. Use it as
+Past the last turn it answers with `fallback` text. Many conversations at once (a batch of
+runs) each get their own script with `conversations={MARK: [turns]}`: a request whose first
+user message contains MARK plays that script's turn number N, N being the number of assistant
+messages the request already holds, so a conversation started again from its beginning (a
+retried run) plays it again from the start. Use it as
 
     server = FakeOpenAIServer(turns); url = await server.start(); ...; await server.stop()
     with running_in_thread(turns) as base_url: ...          # from synchronous code
@@ -89,8 +93,10 @@ class FakeOpenAIServer:
         models: Sequence[str] = ("fake-model",),
         api_key: str | None = None,
         fallback: str = "(the script has no more turns)",
+        conversations: dict[str, Sequence[ScriptItem]] | None = None,
     ) -> None:
         self.turns = list(turns)
+        self.conversations = {mark: list(s) for mark, s in (conversations or {}).items()}
         self.host = host
         self.port = port
         self.models = list(models)
@@ -199,12 +205,25 @@ class FakeOpenAIServer:
         error = {"message": f"No route for {request.method} {request.path}.", "type": "not_found"}
         await _send_json(writer, 404, {"error": error})
 
-    def _next_turn(self) -> ScriptItem:
+    def _next_turn(self, body: Json) -> ScriptItem:
+        script = self._conversation(body)
+        if script is not None:
+            index = sum(1 for m in body.get("messages") or [] if m.get("role") == "assistant")
+            return script[index] if index < len(script) else {"text": self.fallback}
         index, self._played = self._played, self._played + 1
         return self.turns[index] if index < len(self.turns) else {"text": self.fallback}
 
+    def _conversation(self, body: Json) -> list[ScriptItem] | None:
+        """The script of the conversation whose mark is in the request's first user message."""
+        if not self.conversations:
+            return None
+        first = next((m for m in body.get("messages") or [] if m.get("role") == "user"), None)
+        content = first.get("content") if first else None
+        text = content if isinstance(content, str) else json.dumps(content)
+        return next((s for mark, s in self.conversations.items() if mark in text), None)
+
     async def _chat(self, body: Json, writer: asyncio.StreamWriter) -> None:
-        item = self._next_turn()
+        item = self._next_turn(body)
         cut = isinstance(item, dict) and bool(item.get("cut"))
         stall = isinstance(item, dict) and bool(item.get("stall"))
         if isinstance(item, dict) and item.get("error") in _WIRE_FAILURES:
