@@ -4,6 +4,8 @@ repositories, each task's run against the fake model server with a script of its
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 from pathlib import Path
 
 from tests.support.batch_repos import (
@@ -118,3 +120,16 @@ def test_a_bad_task_file_says_which_line(tmp_path: Path) -> None:
                      cwd=tmp_path)
     assert done.returncode == 2 and "unknown key 'max_steps'" in done.stderr
     assert not (tmp_path / "tasks.results.jsonl").exists()
+
+
+def test_ray_and_psycopg_stay_off_the_start_up_path(tmp_path: Path) -> None:
+    probe = ("import sys\nfrom totem.cli.main import _parser\n_parser()\n"
+             "from totem.session.service import SessionService, default_store\n"
+             "default_store().close()\n"
+             "print([m for m in ('ray', 'psycopg', 'totem.batch.runner', 'totem.store.postgres')"
+             " if m in sys.modules])")
+    env = batch_env(tmp_path, "http://127.0.0.1:9")
+    done = subprocess.run([sys.executable, "-c", probe], env=env, capture_output=True,
+                          text=True, timeout=60, cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "[]"

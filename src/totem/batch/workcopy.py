@@ -74,8 +74,8 @@ def make_copy(task: BatchTask, *, scratch: Path) -> WorkCopy:
     root = folder / "repo"
     try:
         if _is_url(task.repo) or (Path(task.repo) / ".git").exists():
-            _git(None, "clone", "--quiet", "--no-checkout" if task.ref else "--quiet",
-                 task.repo, str(root))
+            checkout = ["--no-checkout"] if task.ref else []
+            _git(None, "clone", "--quiet", *checkout, task.repo, str(root))
             if task.ref:
                 _checkout(root, task.ref)
         elif Path(task.repo).is_dir():

@@ -9,11 +9,13 @@ from __future__ import annotations
 
 import argparse
 import sys
-import tempfile
-from pathlib import Path
-from typing import Any
 
 from totem.cli.exit_codes import EXIT_ERROR, EXIT_OK, EXIT_USAGE
+
+TYPE_CHECKING = False  # typing is not imported for `totem --help`
+if TYPE_CHECKING:
+    # `totem --help` builds this parser: nothing more is imported for it
+    from typing import Any
 
 __all__ = ["add_parser", "batch_command"]
 
@@ -51,6 +53,9 @@ def _pool(args: argparse.Namespace) -> Any:
 
 
 def batch_command(args: argparse.Namespace) -> int:
+    import tempfile
+    from pathlib import Path
+
     from totem.batch.progress import summary_table
     from totem.batch.runner import run_batch
     from totem.batch.task import TaskOptions
