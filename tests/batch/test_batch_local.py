@@ -133,3 +133,36 @@ def test_ray_and_psycopg_stay_off_the_start_up_path(tmp_path: Path) -> None:
                           text=True, timeout=60, cwd=tmp_path)
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == "[]"
+
+
+def test_a_task_starts_from_its_ref_and_from_a_git_url(tmp_path: Path) -> None:
+    [repo] = make_repos(tmp_path / "repos", count=1)
+    git = ["git", "-c", "user.name=t", "-c", "user.email=t@example.invalid"]
+    subprocess.run([*git, "checkout", "-qb", "feature"], cwd=repo, check=True)
+    (repo / "greeting.py").write_text('NAME = "world"\nEXTRA = 1\n')
+    subprocess.run([*git, "commit", "-qam", "extra"], cwd=repo, check=True)
+    subprocess.run([*git, "checkout", "-q", "-"], cwd=repo, check=True)
+    tasks = tmp_path / "tasks.jsonl"
+    tasks.write_text(
+        json.dumps({"id": "ref", "repo": "repos/repo00", "ref": "feature",
+                    "prompt": f"{mark(0)} rename"}) + "\n"
+        + json.dumps({"id": "url", "repo": repo.as_uri(), "prompt": f"{mark(1)} rename"}) + "\n")
+    script = {mark(n): [{"tool": "read", "args": {"path": "greeting.py"}},
+                        {"tool": "edit", "args": {"path": "greeting.py",
+                                                  "old_string": 'NAME = "world"',
+                                                  "new_string": f'NAME = "n{n}"'}},
+                        {"text": "Done."}] for n in (0, 1)}
+    server = FakeOpenAIServer(conversations=script, models=["m"])
+    with server.in_thread() as url:
+        done = run_batch([str(tasks), "--local", "--keep", "--workdir", str(tmp_path / "w")],
+                         env=batch_env(tmp_path, url), cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    results = {r["id"]: r for r in results_of(tmp_path / "tasks.results.jsonl")}
+    kept = Path(str(results["ref"]["copy"]))
+    assert (kept / "greeting.py").read_text() == 'NAME = "n0"\nEXTRA = 1\n'
+    changed = [line for line in str(results["ref"]["diff"]).splitlines()
+               if line[:1] in "+-" and line[:3] not in ("+++", "---")]
+    assert changed == ['-NAME = "world"', '+NAME = "n0"']  # against the ref, not main
+    assert (Path(str(results["url"]["copy"])) / "greeting.py").read_text().startswith(
+        'NAME = "n1"\n\n\ndef greet()')
+    assert untouched(repo)
