@@ -25,10 +25,12 @@ from tests.support.batch_repos import (
     conversations,
     make_repos,
     mark,
+    run_batch,
     task_id,
     untouched,
     write_tasks,
 )
+from tests.support.ports import closed_port
 from tests.support.ray_cluster import RayCluster, ray_cluster
 from tests.support.required import unavailable
 from totem.testing.fake_server import FakeOpenAIServer
@@ -116,3 +118,17 @@ def test_twenty_tasks_on_a_ray_cluster_survive_a_killed_worker(tmp_path: Path) -
     assert f"{COUNT} of {COUNT} tasks already done" in again.stderr
     assert len(server.requests) == before  # nothing ran again
     assert len((tmp_path / "tasks.results.jsonl").read_text().splitlines()) == COUNT
+
+
+def test_an_address_where_no_cluster_answers_is_a_clear_error(tmp_path: Path) -> None:
+    if importlib.util.find_spec("ray") is None:
+        unavailable("ray is not installed (pip install 'totem[batch]')")
+    [repo] = make_repos(tmp_path / "repos", count=1)
+    tasks = tmp_path / "tasks.jsonl"
+    write_tasks(tasks, [repo])
+    address = f"127.0.0.1:{closed_port()}"
+    done = run_batch([str(tasks), "--ray", address], env=batch_env(tmp_path, "http://x/v1"),
+                     cwd=tmp_path, timeout=120)
+    assert done.returncode == 1
+    assert f"totem: the Ray cluster at {address} cannot be reached" in done.stderr
+    assert "Traceback" not in done.stderr

@@ -20,6 +20,8 @@ __all__ = ["LocalPool"]
 
 
 class LocalPool:
+    """Tasks on `parallel` spawned worker processes here; lost ones run again `retries` times."""
+
     def __init__(self, *, retries: int = 2) -> None:
         self.retries = retries
 

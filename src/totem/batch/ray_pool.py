@@ -15,10 +15,31 @@ from totem.batch.pool import PoolCalls
 from totem.batch.task import TaskOptions, execute_task, failed_result
 from totem.batch.tasks import BatchTask
 
-__all__ = ["RayPool"]
+__all__ = ["RayPool", "RayUnreachable", "check_reachable"]
+
+
+class RayUnreachable(Exception):
+    """Nothing answers at the cluster's address (Ray itself would wait for it forever)."""
+
+
+def check_reachable(address: str, *, timeout: float = 10.0) -> None:
+    """Raise RayUnreachable when a `HOST:PORT` address (or `ray://HOST:PORT`) takes no
+    connection; other forms (`auto`) are left to Ray."""
+    import socket
+
+    host, _, port = address.removeprefix("ray://").rpartition(":")
+    if not host or not port.isdigit():
+        return
+    try:
+        socket.create_connection((host.strip("[]"), int(port)), timeout=timeout).close()
+    except OSError as exc:
+        raise RayUnreachable(
+            f"the Ray cluster at {address} cannot be reached: {exc.strerror or exc}") from None
 
 
 class RayPool:
+    """Tasks as Ray tasks, at most `parallel` in flight, each retried on a lost worker."""
+
     def __init__(self, *, address: str | None, retries: int = 3) -> None:
         self.address = address
         self.retries = retries
@@ -30,6 +51,7 @@ class RayPool:
         import ray
 
         if self.address:
+            check_reachable(self.address)
             ray.init(address=self.address, log_to_driver=False, logging_level=logging.ERROR)
         else:
             ray.init(num_cpus=parallel, include_dashboard=False, log_to_driver=False,

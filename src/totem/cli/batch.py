@@ -75,8 +75,14 @@ def batch_command(args: argparse.Namespace) -> int:
     scratch = args.workdir or tempfile.mkdtemp(prefix="totem-batch-")
     options = TaskOptions(scratch=str(Path(scratch).resolve()), keep=args.keep,
                           timeout=args.timeout)
-    results = run_batch(tasks, out=out, pool=_pool(args), parallel=args.parallel,
-                        options=options, stream=sys.stderr)
+    from totem.batch.ray_pool import RayUnreachable
+
+    try:
+        results = run_batch(tasks, out=out, pool=_pool(args), parallel=args.parallel,
+                            options=options, stream=sys.stderr)
+    except RayUnreachable as exc:
+        print(f"totem: {exc}", file=sys.stderr)
+        return EXIT_ERROR
     print(summary_table(results))
     print(f"results: {out}" + (f"\ncopies: {options.scratch}" if args.keep else ""))
     if not args.keep and not args.workdir:

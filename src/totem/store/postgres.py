@@ -49,6 +49,8 @@ def _connect(url: str) -> psycopg.Connection[tuple[Any, ...]]:
 
 
 class PostgresStore:
+    """The `Store` on a PostgreSQL database at `url`; its schema is brought up to date."""
+
     def __init__(self, url: str) -> None:
         self.db = _connect(url)
         self._lock = threading.RLock()
