@@ -69,7 +69,8 @@ def test_constrained_steps_run_tools_and_the_run_ends(tmp_path: Path) -> None:
     answers = [_step('{"tool": "read", "args": {"path": "README.md"}}'),
                _step('{"answer": "The project is Marmalade."}')]
     with LlamaLike(answers) as server:
-        events = _run(tmp_path, server.base_url, "What is the project's name?")
+        events = _run(tmp_path, server.base_url, "What is the project's name?",
+                      options={"read_ahead": False})
         bodies = server.bodies
     first = bodies[0]
     assert "tools" not in first and first["response_format"]["type"] == "json_schema"
@@ -82,6 +83,28 @@ def test_constrained_steps_run_tools_and_the_run_ends(tmp_path: Path) -> None:
     assert json.loads(second[-2]["content"]) == {"tool": "read", "args": {"path": "README.md"}}
     assert second[-1]["content"].startswith('Result of read {"path": "README.md"}:')
     assert events[-1] == RunFinished("finished", "", 2, events[-1].usage)
+
+
+def test_the_files_are_read_ahead_and_a_change_must_be_a_call(tmp_path: Path) -> None:
+    answers = [_step('{"tool": "edit", "args": {"path": "README.md", "old_string": "jam", '
+                     '"new_string": "marmalade"}}'),
+               _step('{"answer": "Done: README.md says marmalade-making."}')]
+    with LlamaLike(answers) as server:
+        events = _run(tmp_path, server.base_url, "Change jam to marmalade in the README.")
+        bodies = server.bodies
+    first = bodies[0]["messages"]
+    # before its first step the model has the listing and the file, as calls of its own
+    assert json.loads(first[-2]["content"].splitlines()[0]) == {
+        "tool": "glob", "args": {"pattern": "**/*"}}
+    assert "A tiny jam-making library." in first[-1]["content"]
+    assert "The request is: Change jam to marmalade in the README." in first[-1]["content"]
+    # asked for a change, the first step may not be an answer
+    options = bodies[0]["response_format"]["json_schema"]["schema"]["anyOf"]
+    assert all("tool" in o["properties"] for o in options)
+    assert "answer" in json.dumps(bodies[1]["response_format"])
+    assert [s.name for s in _of(events, ToolStart)] == ["glob", "read", "edit"]
+    assert "marmalade-making" in (tmp_path / "project" / "README.md").read_text()
+    assert isinstance(events[-1], RunFinished) and events[-1].reason == "finished"
 
 
 def test_native_mode_sends_tools_and_is_still_bounded(tmp_path: Path) -> None:

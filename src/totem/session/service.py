@@ -213,6 +213,7 @@ class SessionService:
             or (served.facts.context_window if served.facts else None)
             or info.context_window or profile.context_window,
             sampling=served.sampling,
+            read_ahead=served.read_ahead,
             state=self.state,
             price=info.price,
             cache_ttl=_cache_ttl(self.config.providers.get(label.partition("/")[0])),

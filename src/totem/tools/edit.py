@@ -48,7 +48,9 @@ class Edit:
             if content:
                 raise ToolError(
                     f"old_string is empty but {relative} already exists and is not empty. "
-                    "Give the exact text to replace, or use write to replace the whole file."
+                    "Give the exact text to replace, or use write to replace the whole file. "
+                    "To add at the end, old_string is the file's last line and new_string is "
+                    "that line, a line break, and the new text."
                 )
             return await _save(path, content, args.new_string, 1, ctx)
         old, new = args.old_string, args.new_string
@@ -56,6 +58,15 @@ class Edit:
         if count == 0 and "\r\n" in content and "\n" in old:
             old, new = _crlf(old), _crlf(new)
             count = content.count(old)
+        if count == 0:
+            from totem.tools.edit_match import near_match
+
+            near = near_match(content, old, new)
+            if near is not None:
+                old, new = near
+                count = 1
+            elif old.strip() and new.startswith(old):
+                return await _append(path, content, new, ctx)
         if count == 0:
             raise ToolError(
                 f"old_string was not found in {relative} — read the file and copy the exact "
@@ -92,6 +103,17 @@ async def _create(path: Path, content: str, ctx: ToolContext) -> ToolResult:
     path.write_bytes(content.encode("utf-8"))
     done = f"Created {relative} ({lines_of(content)})."
     return ToolResult(done + after_write(ctx, path), title=relative)
+
+
+async def _append(path: Path, before: str, addition: str, ctx: ToolContext) -> ToolResult:
+    """old_string is nowhere in the file and new_string begins with it: the model adds a new
+    piece (a function, a line) named by its first line; it goes at the end of the file."""
+    from totem.tools.edit_match import appended
+
+    result = await _save(path, before, appended(before, addition), 1, ctx)
+    note = (f"[old_string was not in {ctx.relative(path)}; new_string begins with it, so it "
+            "was added at the end of the file.]\n")
+    return ToolResult(note + result.output, title=result.title)
 
 
 async def _save(path: Path, before: str, after: str, replaced: int, ctx: ToolContext) -> ToolResult:

@@ -20,7 +20,7 @@ from typing import Any
 from totem.providers.base import ToolSpec
 from totem.tools.base import Tool
 
-__all__ = ["SMALL_TOOLS", "small_specs", "small_text", "small_tools"]
+__all__ = ["SMALL_TOOLS", "overwrite_refusal", "small_specs", "small_text", "small_tools"]
 
 SMALL_TOOLS = ("read", "glob", "grep", "edit", "write", "bash")
 _HERE = Path(__file__).parent
@@ -74,3 +74,16 @@ def small_specs(specs: Sequence[ToolSpec]) -> list[ToolSpec]:
             spec = ToolSpec(spec.name, description, _flat_schema(spec.parameters, arguments))
         made.append(spec)
     return made
+
+
+def overwrite_refusal(root: Path, name: str, args: dict[str, Any]) -> str | None:
+    """For a small model, the error for a write over an existing file (they write only the
+    new line, and the rest of the file is lost), or None."""
+    path = args.get("path")
+    if name != "write" or not isinstance(path, str) or not path:
+        return None
+    target = Path(path) if Path(path).is_absolute() else root / path
+    if not target.is_file():
+        return None
+    return (_HERE / "write.small-exists.txt").read_text(encoding="utf-8").strip().replace(
+        "{path}", path)
