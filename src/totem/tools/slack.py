@@ -92,17 +92,17 @@ async def _perform(client: SlackClient, args: SlackInput, channel: str, text: st
             body: dict[str, Any] = {"channel": channel, "text": text}
             if args.action == "reply":
                 body["thread_ts"] = thread
-            sent = await client.call("chat.postMessage", body, post=True)
+            sent = await client.call("chat.postMessage", body, json=True)
             where = f"thread {thread} of " if thread and args.action == "reply" else ""
             return f"Posted to {where}{sent.get('channel', channel)} (ts {sent.get('ts', '?')})."
         case "history":
             found = await client.call("conversations.history",
-                                      {"channel": channel, "limit": limit}, post=False)
+                                      {"channel": channel, "limit": limit}, json=False)
             return _listing(found, channel, newest_first=True)
         case "replies":
             found = await client.call("conversations.replies",
                                       {"channel": channel, "ts": thread, "limit": limit},
-                                      post=False)
+                                      json=False)
             return _listing(found, channel, newest_first=False)
 
 

@@ -1,8 +1,10 @@
 """A small client of the Slack Web API, for the slack tool: three methods over httpx.
 
-    chat.postMessage        POST, a JSON body (what slack_sdk sends)
-    conversations.history   GET, the arguments in the query
-    conversations.replies   GET, the arguments in the query
+    chat.postMessage        POST, a JSON body
+    conversations.history   POST, the arguments form-encoded
+    conversations.replies   POST, the arguments form-encoded
+
+as the official slack_sdk sends them (the tests compare the two).
 
 Each call goes through the shared retry policy (`call_with_retry`): a 429 waits the
 `Retry-After` Slack gives, a 5xx or a dropped connection is tried again. Slack's own refusal
@@ -48,7 +50,7 @@ class SlackClient:
         self.token = token
         self.abort = abort
 
-    async def call(self, method: str, arguments: dict[str, Any], *, post: bool) -> dict[str, Any]:
+    async def call(self, method: str, arguments: dict[str, Any], *, json: bool) -> dict[str, Any]:
         """The answer of the API method `method`, `ok` checked."""
         headers = {"Authorization": f"Bearer {self.token}",
                    "User-Agent": f"totem/{__version__}"}
@@ -56,11 +58,11 @@ class SlackClient:
         async with httpx.AsyncClient(timeout=TIMEOUT) as client:
 
             async def send() -> httpx.Response:
-                if post:
+                if json:
                     response = await client.post(url, json=arguments, headers={
                         **headers, "Content-Type": "application/json;charset=utf-8"})
                 else:
-                    response = await client.get(url, params=arguments, headers=headers)
+                    response = await client.post(url, data=arguments, headers=headers)
                 if response.status_code >= 400:
                     raise classify_status(response.status_code,
                                           f"Slack answered HTTP {response.status_code}",
