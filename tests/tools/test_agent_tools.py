@@ -22,7 +22,8 @@ from totem.session.service import SessionService
 from totem.settings.config import Config
 from totem.settings.integrations import Integrations
 from totem.store.sqlite import SqliteStore
-from totem.testing.scripted import FunctionProvider, Turn, call as model_call, reply
+from totem.testing.scripted import FunctionProvider, Turn, reply
+from totem.testing.scripted import call as model_call
 from totem.tools.agent_tools import AgentCreate, AgentDelete, AgentEdit, AgentList
 from totem.tools.base import ToolError
 

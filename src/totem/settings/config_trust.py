@@ -89,10 +89,10 @@ def _untrusted_tools(
         else:
             ignored.append(f"tools.output_limit: {tools['output_limit']} (larger than yours)")
     websearch = tools.get("websearch") or {}
-    if websearch.get("url"):
-        ignored.append(f"tools.websearch.url: {websearch['url']}")
-    elif websearch.get("backend") or websearch.get("key"):
-        ignored.append(f"tools.websearch: the {websearch.get('backend', 'searxng')} backend")
+    if websearch.get("url") or websearch.get("backend") or websearch.get("key"):
+        url = websearch.get("url")
+        ignored.append(f"tools.websearch: the {websearch.get('backend') or 'searxng'} search"
+                       + (f" at {url}" if url else ""))
     return kept
 
 
@@ -127,7 +127,8 @@ def restrict_untrusted(
         ignored.append(f"MCP server '{name}'")
     for name, spec in (project.get("integrations") or {}).items():
         if spec not in (None, False, {}):
-            ignored.append(f"integrations.{name}: turns on the {name} tool")
+            tools = "agent_* tools" if name == "agents" else f"{name} tool"
+            ignored.append(f"integrations.{name}: turns on the {tools}")
     return kept, ignored
 
 
