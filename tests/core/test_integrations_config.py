@@ -195,3 +195,22 @@ def test_totem_tools_says_what_is_on_and_why(tmp_path: Path) -> None:
     if shutil.which("espeak-ng"):
         assert "tts: on — espeak-ng" in lines
     assert '"name": "slack", "on": true' in totem_tools(tmp_path, root, "--json")
+
+
+def test_a_small_model_gets_none_of_them(tmp_path: Path) -> None:
+    user_config(tmp_path, EVERYTHING)
+    root = tmp_path / "p"
+    root.mkdir()
+    config = load_config(root)
+    config.model = "m"
+
+    async def build() -> list[str]:
+        service = SessionService(root, mode="yes", config=config,
+                                 store=SqliteStore(tmp_path / "s.db"),
+                                 provider=ScriptedProvider([reply("ok")]))
+        try:
+            return [t.name for t in service.agent("qwen2.5-coder-0.5b-instruct").tools]
+        finally:
+            await service.aclose()
+
+    assert asyncio.run(build()) == ["read", "glob", "grep", "edit", "write", "bash"]
