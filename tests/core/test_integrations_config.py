@@ -214,3 +214,13 @@ def test_a_small_model_gets_none_of_them(tmp_path: Path) -> None:
             await service.aclose()
 
     assert asyncio.run(build()) == ["read", "glob", "grep", "edit", "write", "bash"]
+
+
+def test_totem_tools_in_an_untrusted_project(tmp_path: Path) -> None:
+    root = project_config(tmp_path / "p", EVERYTHING)
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).parents[2] / "src")}
+    done = subprocess.run([sys.executable, "-m", "totem", "tools"], cwd=root, env=env,
+                          capture_output=True, text=True, timeout=60, stdin=subprocess.DEVNULL)
+    assert done.returncode == 0, done.stderr
+    assert "slack: off — no `integrations.slack.token`" in done.stdout.splitlines()
+    assert "integrations.slack: turns on the slack tool" in done.stderr

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import os
 import shutil
 import subprocess
+from pathlib import Path
 
 import pytest
 
@@ -71,3 +73,28 @@ def test_it_asks_first(make_ctx: MakeContext, call: Call) -> None:
     assert asked[0].permission == "tts" and asked[0].patterns == ["a.wav"]
     assert asked[0].title == "speak 5 characters with espeak-ng into a.wav and play it"
     assert not (person.root / "a.wav").exists()
+
+
+def test_piper_when_configured(ctx: ToolContext, call: Call, tmp_path: Path,
+                               monkeypatch: pytest.MonkeyPatch) -> None:
+    """Piper's command line (a stand-in `piper` that speaks through espeak-ng): the voice
+    model named, the WAV written where asked, the text read from standard input."""
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    seen = tmp_path / "piper-args.txt"
+    piper = bin_dir / "piper"
+    piper.write_text(f"""#!/bin/sh
+echo "$@" > {seen}
+[ "$1" = --model ] && [ -f "$2" ] && [ "$3" = --output_file ] || exit 2
+exec espeak-ng -w "$4" --stdin
+""")
+    piper.chmod(0o755)
+    model = tmp_path / "en_US-lessac-medium.onnx"
+    model.write_bytes(b"onnx")
+    monkeypatch.setenv("PATH", f"{bin_dir}:{os.environ['PATH']}")
+    result = call(Speak(TtsSettings(engine="piper", model=str(model))), ctx,
+                  text="Piper speaks here.", path="piper.wav")
+    assert seen.read_text().split() == ["--model", str(model), "--output_file",
+                                        str(ctx.root / "piper.wav")]
+    seconds = soxi_seconds(ctx.root / "piper.wav")
+    assert result.output == f"Saved piper.wav ({seconds:.2f} s of speech)." and seconds > 0.5

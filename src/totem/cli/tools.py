@@ -47,6 +47,8 @@ def tools_command(args: argparse.Namespace) -> int:
         states = service.toolset.states(agents=agents)
     finally:
         service.store.close()
+    for notice in service.notices:  # what an untrusted project's config would turn on
+        print(f"totem: {notice}", file=sys.stderr)
     if args.json:
         print(json.dumps([{"name": s.name, "on": s.on, "why": s.why} for s in states]))
         return EXIT_OK
