@@ -65,8 +65,10 @@ def _slack(found: Integrations) -> ToolState:
     missing = _key_missing(found.slack.token, "integrations.slack.token")
     if missing:
         return ToolState("slack", False, missing)
+    source = found.slack.token.source()
+    where = "the key store" if source == "stored" else source
     return ToolState("slack", True, f"Slack Web API at {found.slack.base_url}, token from "
-                     f"{found.slack.token.source()}")
+                     f"{where}")
 
 
 def _tts(found: Integrations) -> ToolState:
