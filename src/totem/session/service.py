@@ -94,7 +94,8 @@ class SessionService:
 
         self.trusted = is_trusted(self.root)  # the project's own config files count
         self.toolset = Toolset(self.root, self.config, permission=self.permission,
-                               questions=self.questions, given=tools, trusted=self.trusted)
+                               questions=self.questions, given=tools, trusted=self.trusted,
+                               store=self.store)
         ignored_servers = self.toolset.mcp_config.ignored if self.toolset.mcp_config else []
         if self.toolset.mcp_config is not None and not self.toolset.mcp_config.servers \
                 and not self.toolset.mcp_config.problems:
@@ -105,6 +106,8 @@ class SessionService:
         for pconf in self.config.providers.values():
             if pconf.key is not None:
                 self._redact.add(pconf.key.reveal())
+        for secret in self.config.integrations.secrets():
+            self._redact.add(secret.reveal())
 
     def _trust_notice(self, ignored_servers: list[str]) -> None:
         """One notice for what the untrusted project's config would change, one for what a

@@ -155,7 +155,7 @@ class ToolContext:
 
 # Where a tool comes from. A tool class says so with a `kind` attribute; without one it is
 # built in. Code that treats tools differently by origin asks `kind_of`, never the name.
-ToolKind: TypeAlias = Literal["builtin", "websearch", "task", "mcp"]
+ToolKind: TypeAlias = Literal["builtin", "websearch", "task", "mcp", "integration"]
 
 
 def kind_of(tool: Tool) -> ToolKind:
@@ -166,6 +166,8 @@ def kind_of(tool: Tool) -> ToolKind:
             return "task"
         case "mcp":
             return "mcp"
+        case "integration":
+            return "integration"
         case _:
             return "builtin"
 

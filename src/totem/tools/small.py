@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from totem.providers.base import ToolSpec
-from totem.tools.base import Tool
+from totem.tools.base import Tool, kind_of
 
 __all__ = ["SMALL_TOOLS", "overwrite_refusal", "small_specs", "small_text", "small_tools"]
 
@@ -48,7 +48,7 @@ def small_tools(tools: Sequence[Tool]) -> list[Tool]:
     own = {name for name, _, _ in BUILTIN} | {"task", "websearch"}
     by_name = {t.name: t for t in tools}
     kept = [by_name[name] for name in SMALL_TOOLS if name in by_name]
-    return kept + [t for t in tools if t.name not in own]
+    return kept + [t for t in tools if t.name not in own and kind_of(t) != "integration"]
 
 
 def _flat_schema(full: dict[str, Any], arguments: dict[str, str]) -> dict[str, Any]:
