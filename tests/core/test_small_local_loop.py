@@ -25,13 +25,14 @@ OVERFLOW_NEWER = json.dumps({"error": {
 
 
 def _run(tmp: Path, base_url: str, text: str, *, options: dict[str, Any] | None = None,
-         models: dict[str, Any] | None = None, history: int = 0) -> list[Event]:
+         models: dict[str, Any] | None = None, history: int = 0,
+         model: str = "local") -> list[Event]:
     root = tmp / "project"
     root.mkdir(exist_ok=True)
     (root / "README.md").write_text("# Marmalade\n\nA tiny jam-making library.\n")
     pconf = ProviderConfig("local", "openai", base_url=base_url, options=options or {},
                            models=models or {})
-    config = Config(model="local/local", providers={"local": pconf})
+    config = Config(model=f"local/{model}", providers={"local": pconf})
     store = SqliteStore(tmp / "store.db")
 
     async def go() -> list[Event]:
@@ -105,6 +106,18 @@ def test_the_files_are_read_ahead_and_a_change_must_be_a_call(tmp_path: Path) ->
     assert [s.name for s in _of(events, ToolStart)] == ["glob", "read", "edit"]
     assert "marmalade-making" in (tmp_path / "project" / "README.md").read_text()
     assert isinstance(events[-1], RunFinished) and events[-1].reason == "finished"
+
+
+def test_held_steps_drop_the_warning_that_the_model_calls_tools_badly(tmp_path: Path) -> None:
+    def warned(options: dict[str, Any]) -> bool:
+        answers = [_step('{"answer": "Hello."}')]
+        with LlamaLike(answers) as server:
+            events = _run(tmp_path, server.base_url, "hi", options=options,
+                          model="qwen2.5-coder-0.5b-instruct")
+        return any("known not to call tools reliably" in n.text for n in _of(events, Notice))
+
+    assert warned({"tool_mode": "native"})
+    assert not warned({})
 
 
 def test_native_mode_sends_tools_and_is_still_bounded(tmp_path: Path) -> None:

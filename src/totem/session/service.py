@@ -368,6 +368,8 @@ class SessionService:
     def _warn_about_tools(self, agent: Agent) -> None:
         from totem.providers.catalog.catalogue import tools_warning
 
+        if agent.sampling.constrained:
+            return  # its server holds every step to a valid call or an answer
         warning = tools_warning(self._model_info(agent.label, agent.model))
         if warning and warning not in self._warned:
             self._warned.add(warning)
