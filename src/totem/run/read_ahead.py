@@ -25,7 +25,7 @@ from pathlib import Path
 __all__ = ["AheadCall", "budget_for", "calls_ahead", "named_terms", "request_terms"]
 
 MAX_FILES_SCANNED = 2_000  # a bigger project gets its listing and the files it names only
-MAX_FILE_CHARS = 24_000  # a bigger file is not read ahead; the model reads what it needs
+MAX_FILE_BYTES = 512_000  # a bigger file is not read ahead; the model reads what it needs
 MAX_FILES_READ = 8
 MIN_BUDGET = 2_000
 MAX_BUDGET = 16_000
@@ -55,7 +55,7 @@ class AheadCall:
     """One call made for the model: a tool's name and its arguments."""
 
     name: str
-    args: dict[str, str]
+    args: dict[str, str | int]
 
 
 def budget_for(window: int | None) -> int:
@@ -103,7 +103,7 @@ def _text_files(root: Path) -> tuple[list[_File], bool]:
 
 def _small_text(path: Path) -> str | None:
     try:
-        if path.is_symlink() or path.stat().st_size > MAX_FILE_CHARS:
+        if path.is_symlink() or path.stat().st_size > MAX_FILE_BYTES:
             return None
         data = path.read_bytes()
     except OSError:
@@ -160,10 +160,24 @@ def _chosen(files: list[_File], request: str, *, budget: int) -> list[_File]:
     for file in wanted:
         if len(chosen) >= MAX_FILES_READ:
             break
-        if used + len(file.text) <= budget or not chosen:  # read shows a big one in part
+        if used + len(file.text) <= budget or not chosen:  # the first one, in part if big
             chosen.append(file)
             used += len(file.text)
     return chosen
+
+
+def _read(file: _File, *, budget: int) -> AheadCall:
+    """A read of `file`: whole, or its first lines when it is bigger than the budget."""
+    if len(file.text) <= budget:
+        return AheadCall("read", {"path": file.path})
+    lines = 0
+    used = 0
+    for line in file.text.splitlines(keepends=True):
+        used += len(line)
+        if used > budget:
+            break
+        lines += 1
+    return AheadCall("read", {"path": file.path, "limit": max(lines, 1)})
 
 
 def named_terms(request: str) -> list[str]:
@@ -213,5 +227,5 @@ def calls_ahead(
         return []
     listing = AheadCall("glob", {"pattern": "**/*"})
     chosen = _named(files, request) if many else _chosen(files, request, budget=budget)
-    reads = [AheadCall("read", {"path": f.path}) for f in chosen]
+    reads = [_read(f, budget=budget) for f in chosen]
     return [listing, *reads, *_searches(files, request, question=question)]
