@@ -3,6 +3,7 @@ at one place (read's line numbers copied along, indentation or spaces changed)."
 
 from __future__ import annotations
 
+import dataclasses
 from pathlib import Path
 
 import pytest
@@ -67,3 +68,16 @@ def test_a_line_named_by_itself_goes_on_the_next_line(
     (project / ".gitignore").write_text("dist/\n.venv/")
     call(Edit(), ctx, path=".gitignore", old_string="*.log", new_string="*.log\n")
     assert (project / ".gitignore").read_text() == "dist/\n.venv/\n*.log\n"
+
+
+def test_an_empty_old_string_adds_at_the_end_for_a_small_model_only(
+    project: Path, ctx: ToolContext, call: Call
+) -> None:
+    (project / ".gitignore").write_text("__pycache__/\n.venv/\ndist/")
+    with pytest.raises(ToolError, match="old_string is empty"):
+        call(Edit(), ctx, path=".gitignore", old_string="", new_string="\n*.log")
+    # the real 1.5B model's call for "Add *.log as a new last line of .gitignore."
+    small = dataclasses.replace(ctx, small_model=True)
+    result = call(Edit(), small, path=".gitignore", old_string="", new_string="\n*.log")
+    assert result.output.startswith("[old_string was empty, so new_string was added at the end")
+    assert (project / ".gitignore").read_text() == "__pycache__/\n.venv/\ndist/\n*.log\n"

@@ -194,6 +194,7 @@ class ToolRunner:
             meta=part.meta if part.meta is not None else {},
             asks=self.asks,
             after_write=self.agent.after_write,
+            small_model=self.agent.profile.small,
         )
 
     def finish(self, message: Message, part: ToolPart, output: str, error: bool) -> None:

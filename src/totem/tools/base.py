@@ -94,6 +94,9 @@ class ToolContext:
     # Where this run's questions go: the session's own stream, a sub-agent's included.
     asks: Callable[[Event], None] | None = None
     after_write: Sequence[AfterWrite] = ()  # what write, edit and patch call (tools.hooks)
+    # A small model's call: edit reads an empty old_string on an existing file as "add at
+    # the end" (what they mean by it), where a larger model gets an error.
+    small_model: bool = False
 
     async def ask(
         self, permission: str, patterns: list[str], *, title: str, always: list[str] | None = None

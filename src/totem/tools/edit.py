@@ -44,6 +44,8 @@ class Edit:
                 raise ToolError(f"{missing} To create a new file, use write.")
             return await _create(path, args.new_string, ctx)
         content = _text(path, relative)
+        if not args.old_string and content and ctx.small_model and args.new_string.strip():
+            return await _append(path, content, args.new_string, ctx, why="was empty")
         if not args.old_string:
             if content:
                 raise ToolError(
@@ -66,7 +68,8 @@ class Edit:
                 old, new = near
                 count = 1
             elif old.strip() and new.startswith(old):
-                return await _append(path, content, new, ctx)
+                return await _append(path, content, new, ctx,
+                                     why=f"was not in {relative}; new_string begins with it")
         if count == 0:
             raise ToolError(
                 f"old_string was not found in {relative} — read the file and copy the exact "
@@ -105,14 +108,16 @@ async def _create(path: Path, content: str, ctx: ToolContext) -> ToolResult:
     return ToolResult(done + after_write(ctx, path), title=relative)
 
 
-async def _append(path: Path, before: str, addition: str, ctx: ToolContext) -> ToolResult:
-    """old_string is nowhere in the file and new_string begins with it: the model adds a new
-    piece (a function, a line) named by its first line; it goes at the end of the file."""
+async def _append(
+    path: Path, before: str, addition: str, ctx: ToolContext, *, why: str
+) -> ToolResult:
+    """The model adds a new piece (a function, a line) to the file: old_string is nowhere
+    in the file and new_string begins with it, or (a small model) old_string is empty.
+    The piece goes at the end of the file."""
     from totem.tools.edit_match import appended
 
     result = await _save(path, before, appended(before, addition), 1, ctx)
-    note = (f"[old_string was not in {ctx.relative(path)}; new_string begins with it, so it "
-            "was added at the end of the file.]\n")
+    note = f"[old_string {why}, so new_string was added at the end of the file.]\n"
     return ToolResult(note + result.output, title=result.title)
 
 
