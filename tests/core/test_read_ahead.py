@@ -127,3 +127,13 @@ def test_named_terms_are_names_not_words() -> None:
     assert named_terms("In cache_utils.py, rename calc_ttl to `ttl`.") == ["calc_ttl", "ttl"]
     assert named_terms("What port does the web server listen on?") == []
     assert named_terms("There is a spelling mistake in README.md. Please fix it.") == []
+
+
+def test_a_search_keeps_to_the_folder_the_request_names(tmp_path: Path) -> None:
+    root = project(tmp_path, {"src/a.py": "# TODO: one\n", "src/sub/b.py": "# TODO: two\n",
+                              "docs/plan.md": "TODO: decoy\n"})
+    calls = calls_ahead(root, "How many TODO comments are there in the src folder?",
+                        budget=8_000, question=True)
+    assert calls[-1].args == {"pattern": "[Tt]ODO", "path": "src"}
+    calls = calls_ahead(root, "How many TODO comments are there?", budget=8_000, question=True)
+    assert calls[-1].args == {"pattern": "[Tt]ODO"}

@@ -221,3 +221,18 @@ def test_a_question_is_never_asked_to_change_anything(tmp_path: Path) -> None:
     agent = make_agent(tmp_path, provider, tools=TOOLS, model=SMALL)
     _, events = run_once(agent, "Which port is set in config.ini? Can I change it?")
     assert finished(events).reason == "finished" and len(provider.requests) == 2
+
+
+def test_a_request_to_run_something_is_asked_to_run_it_not_to_edit(tmp_path: Path) -> None:
+    with_config(tmp_path)
+    provider = ScriptedProvider([
+        call(("read", {"path": "utils.py"})),
+        reply("2"),  # the real 1.5B's answer before it ran anything
+        call(("bash", {"command": "echo '3 failed, 4 passed'"})),
+        reply("3 tests fail."),
+    ])
+    agent = make_agent(tmp_path, provider, tools=TOOLS, model=SMALL)
+    _, events = run_once(agent, "Run this project's tests and tell me how many of them fail.")
+    assert finished(events).reason == "finished"
+    nudge = user_texts(provider.requests[2])[-1]
+    assert nudge.startswith("Nothing has been run yet") and "Do not change any file" in nudge

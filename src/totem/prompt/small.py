@@ -34,9 +34,11 @@ def look_nudge(files: Sequence[str]) -> str:
     return _text("small_look.txt").replace("{files}", ", ".join(files) or "(none)")
 
 
-def act_nudge(request: str) -> str:
-    """Said once when a small model answers a request for a change without making one."""
-    return _text("small_act.txt").replace("{request}", request.strip())
+def act_nudge(request: str, *, run: bool = False) -> str:
+    """Said when a small model answers a request for a change (or, `run`, for a command)
+    without making it."""
+    return _text("small_run.txt" if run else "small_act.txt").replace("{request}",
+                                                                     request.strip())
 
 
 def copied_nudge(request: str) -> str:

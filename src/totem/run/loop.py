@@ -169,7 +169,7 @@ class Run:
         calls = [
             c for c in calls_ahead(self.agent.root, request, question=not asks_change(request),
                                    budget=budget_for(self.compactor.window))
-            if c.name in self.tools and (c.name, c.args.get("path", c.args.get("pattern")))
+            if c.name in self.tools and (c.name, c.args.get("pattern") or c.args.get("path"))
             not in done
         ]
         if not calls:
@@ -193,7 +193,7 @@ class Run:
         for message in self.history:
             for part in message.parts:
                 if isinstance(part, ToolPart) and part.state == "completed" and part.input:
-                    done.add((part.name, part.input.get("path", part.input.get("pattern"))))
+                    done.add((part.name, part.input.get("pattern") or part.input.get("path")))
         return done
 
     async def _loop(self) -> tuple[FinishReason, str]:

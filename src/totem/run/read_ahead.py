@@ -204,14 +204,36 @@ def _either_case(word: str) -> str:
     return head + re.escape(word[1:])
 
 
+def _named_folder(files: Sequence[_File], request: str) -> str | None:
+    """The one folder of the project the request names ("in the src folder", "under api/")."""
+    folders = {f.path.rsplit("/", 1)[0] for f in files if "/" in f.path}
+    folders |= {p for folder in list(folders) for p in _parents(folder)}
+    named = [
+        folder for folder in folders
+        if re.search(rf"(?<![\w/.-]){re.escape(folder)}(?:/|\s+(?:folder|directory|dir)\b)",
+                     request, re.I)
+    ]
+    return named[0] if len(named) == 1 else None
+
+
+def _parents(folder: str) -> list[str]:
+    parts = folder.split("/")
+    return ["/".join(parts[:i]) for i in range(1, len(parts))]
+
+
 def _searches(files: Sequence[_File], request: str, *, question: bool) -> list[AheadCall]:
-    """Greps for the names the request mentions (at most two): for a question, also a name
-    found nowhere (its "No matches" is the answer); for a change, only names in the files."""
+    """Greps for the names the request mentions (at most two), in the folder it names: for
+    a question, also a name found nowhere (its "No matches" is the answer); for a change,
+    only names in the files."""
+    folder = _named_folder(files, request)
     calls = []
     for word in named_terms(request)[:2]:
         found = any(word.lower() in f.text.lower() for f in files)
         if found or question:
-            calls.append(AheadCall("grep", {"pattern": _either_case(word)}))
+            args: dict[str, str | int] = {"pattern": _either_case(word)}
+            if folder is not None:
+                args["path"] = folder
+            calls.append(AheadCall("grep", args))
     return calls
 
 
