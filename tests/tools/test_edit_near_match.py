@@ -81,3 +81,13 @@ def test_an_empty_old_string_adds_at_the_end_for_a_small_model_only(
     result = call(Edit(), small, path=".gitignore", old_string="", new_string="\n*.log")
     assert result.output.startswith("[old_string was empty, so new_string was added at the end")
     assert (project / ".gitignore").read_text() == "__pycache__/\n.venv/\ndist/\n*.log\n"
+
+
+def test_an_edit_that_empties_a_file_says_how_to_delete_one(
+    project: Path, ctx: ToolContext, call: Call
+) -> None:
+    (project / "old_notes.txt").write_text("draft ideas from 2019")
+    # the real 1.5B model's first try at "Delete the file old_notes.txt"
+    result = call(Edit(), ctx, path="old_notes.txt", old_string="draft ideas from 2019",
+                  new_string="")
+    assert result.output.endswith("old_notes.txt is now empty; to delete a file, run rm with bash.")

@@ -130,4 +130,6 @@ async def _save(path: Path, before: str, after: str, replaced: int, ctx: ToolCon
     change = f"{'+' if delta >= 0 else ''}{delta} lines"
     times = f"{replaced} occurrences" if replaced > 1 else "1 occurrence"
     done = f"Edited {relative}: replaced {times} ({change})."
+    if before.strip() and not after.strip():  # small models "delete" a file this way
+        done += f" {relative} is now empty; to delete a file, run rm with bash."
     return ToolResult(done + after_write(ctx, path), title=relative)
