@@ -236,3 +236,30 @@ def test_a_request_to_run_something_is_asked_to_run_it_not_to_edit(tmp_path: Pat
     assert finished(events).reason == "finished"
     nudge = user_texts(provider.requests[2])[-1]
     assert nudge.startswith("Nothing has been run yet") and "Do not change any file" in nudge
+
+
+def test_an_answer_about_a_name_the_project_lacks_is_sent_back_once(tmp_path: Path) -> None:
+    with_config(tmp_path)
+    provider = ScriptedProvider([
+        call(("grep", {"pattern": "[Rr]edis"})),
+        # the real 1.5B's answer after "No matches for [Rr]edis."
+        reply("The function in the project that connects to Redis is `recieve` in utils.py."),
+        reply("There is none: nothing in the project connects to Redis."),
+    ])
+    agent = make_agent(tmp_path, provider, tools=TOOLS, model=SMALL)
+    _, events = run_once(agent, "Which function in this project connects to Redis?")
+    assert finished(events).reason == "finished"
+    nudge = user_texts(provider.requests[2])[-1]
+    assert nudge.startswith("Nothing in the project mentions Redis")
+    assert len(provider.requests) == 3
+
+
+def test_a_plain_answer_about_a_missing_name_is_not_questioned(tmp_path: Path) -> None:
+    with_config(tmp_path)
+    provider = ScriptedProvider([
+        call(("read", {"path": "config.ini"})),
+        reply("It runs on any system with Python 3."),
+    ])
+    agent = make_agent(tmp_path, provider, tools=TOOLS, model=SMALL)
+    _, events = run_once(agent, "How do I run it on Linux?")
+    assert finished(events).reason == "finished" and len(provider.requests) == 2

@@ -89,6 +89,11 @@ def _project_files(root: Path) -> set[str]:
     return found
 
 
+def _points_at_code(answer: str) -> bool:
+    """Whether an answer names a place in the code: a path, `code`, or a snake_case name."""
+    return bool(named_paths(answer) or re.search(r"`[^`]+`|\b[a-z]+_[a-z0-9_]+\b", answer))
+
+
 def named_paths(text: str) -> list[str]:
     """The file paths an answer names (those with a known file extension)."""
     paths: list[str] = []
@@ -134,6 +139,7 @@ class AnswerCheck:
         self.nudged = False
         self.copy_nudged = False
         self.act_nudges = 0
+        self.absent_nudged = False
         self.must_act = False  # the next step must be a call, where the server can hold it
 
     def nudge(self, answer: str, run: list[Message], request: str) -> str | None:
@@ -166,6 +172,22 @@ class AnswerCheck:
                      and line.strip("*-.0123456789 ") in told)
         self.copy_nudged = copied * 2 >= len(" ".join(answer.split())) > 0
         return self.copy_nudged
+
+    def absent_nudge(self, answer: str, request: str) -> str | None:
+        """Once per run: for a question about names the project nowhere mentions (Redis,
+        say), answered as if they were there, the nudge to say that they are not."""
+        from totem.prompt.small import absent_nudge
+        from totem.run.read_ahead import absent_names
+
+        if self.absent_nudged or asked_action(request) is not None:
+            return None
+        if re.search(_NEGATION, answer, re.I) or not _points_at_code(answer):
+            return None  # it says no, or not there, or names no place in the project
+        absent = absent_names(self.root, request)
+        if not absent:
+            return None
+        self.absent_nudged = True
+        return absent_nudge(absent, request)
 
     def act_nudge(self, run: list[Message], request: str) -> str | None:
         """Up to MAX_ACT_NUDGES times per run: the nudge for an answer to a request for a

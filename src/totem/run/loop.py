@@ -243,6 +243,12 @@ class Run:
                              "model to look with tools first."))
             self._synthetic_user(nudge)
             return None
+        absent = self.answers.absent_nudge(answer, self._request_text())
+        if absent is not None:
+            self.emit(Notice("The answer is about something the project does not mention; "
+                             "asking the model to check."))
+            self._synthetic_user(absent)
+            return None
         act = self.answers.act_nudge(self.history[self.first:], self._request_text())
         if act is not None:
             self.emit(Notice("The request asks for a change or a command and none was made; "

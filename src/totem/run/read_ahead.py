@@ -22,7 +22,8 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-__all__ = ["AheadCall", "budget_for", "calls_ahead", "named_terms", "request_terms"]
+__all__ = ["AheadCall", "absent_names", "budget_for", "calls_ahead", "named_terms",
+           "request_terms"]
 
 MAX_FILES_SCANNED = 2_000  # a bigger project gets its listing and the files it names only
 MAX_FILE_BYTES = 512_000  # a bigger file is not read ahead; the model reads what it needs
@@ -251,3 +252,16 @@ def calls_ahead(
     chosen = _named(files, request) if many else _chosen(files, request, budget=budget)
     reads = [_read(f, budget=budget) for f in chosen]
     return [listing, *reads, *_searches(files, request, question=question)]
+
+
+def absent_names(root: Path, request: str) -> list[str]:
+    """The names a request mentions that no text file of the project contains (in any
+    case); none when the project is too big to say."""
+    names = named_terms(request)
+    if not names:
+        return []
+    files, many = _text_files(root)
+    if many:
+        return []
+    texts = [f"{f.path}\n{f.text}".lower() for f in files]
+    return [n for n in names if not any(n.lower() in text for text in texts)]
