@@ -108,6 +108,19 @@ def test_the_files_are_read_ahead_and_a_change_must_be_a_call(tmp_path: Path) ->
     assert isinstance(events[-1], RunFinished) and events[-1].reason == "finished"
 
 
+def test_a_question_is_answered_without_the_tools_that_change_files(tmp_path: Path) -> None:
+    answers = [_step('{"answer": "It is a jam-making library."}')]
+    with LlamaLike(answers) as server:
+        _run(tmp_path, server.base_url, "What kind of library is this project?")
+        body = server.bodies[0]
+    offered = [o["properties"]["tool"]["const"]
+               for o in body["response_format"]["json_schema"]["schema"]["anyOf"]
+               if "tool" in o["properties"]]
+    assert "read" in offered and "grep" in offered
+    assert "edit" not in offered and "write" not in offered
+    assert "- edit(" not in body["messages"][0]["content"]
+
+
 def test_held_steps_drop_the_warning_that_the_model_calls_tools_badly(tmp_path: Path) -> None:
     def warned(options: dict[str, Any]) -> bool:
         answers = [_step('{"answer": "Hello."}')]

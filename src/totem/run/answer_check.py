@@ -19,7 +19,8 @@ from typing import Literal
 from totem.messages import Message, ToolPart
 from totem.tools.base import Tool
 
-__all__ = ["AnswerCheck", "asked_action", "asks_change", "claims_change", "named_paths"]
+__all__ = ["AnswerCheck", "asked_action", "asks_change", "claims_change", "is_question",
+           "named_paths"]
 
 _EXTENSIONS = (
     "py|pyi|js|mjs|cjs|ts|tsx|jsx|java|kt|go|rs|rb|php|c|h|cc|cpp|hpp|cs|swift|sh|bash|sql|"
@@ -57,10 +58,15 @@ def asks_change(request: str) -> bool:
     return asked_action(request) is not None
 
 
+def is_question(request: str) -> bool:
+    """Whether a request is a question ("How many ...?", "Which file ...?")."""
+    return bool(re.match(_QUESTION_START, request, re.I)) and request.rstrip().endswith("?")
+
+
 def asked_action(request: str) -> Literal["change", "run"] | None:
     """What a request asks to be done: a change in the project, a command run (and nothing
     changed), or None for a question about the project."""
-    if re.match(_QUESTION_START, request, re.I) and request.rstrip().endswith("?"):
+    if is_question(request):
         return None
     if re.search(_CHANGE_VERBS, request, re.I):
         return "change"

@@ -52,7 +52,7 @@ from totem.providers.localserver.stepmode import step_events, step_request
 from totem.providers.transport.overflow import context_overflow, window_in_error
 from totem.providers.transport.retry import stream_with_retry
 from totem.run.agent import Agent, CacheClock
-from totem.run.answer_check import MIN_REQUEST_WORDS, AnswerCheck, asks_change
+from totem.run.answer_check import MIN_REQUEST_WORDS, AnswerCheck, asks_change, is_question
 from totem.run.callguard import CallGuard, guard_calls
 from totem.run.compaction import (
     Compactor,
@@ -66,6 +66,7 @@ from totem.run.execute import ABORTED_OUTPUT, Stop, ToolRunner
 from totem.run.recorder import StepRecorder
 from totem.run.textcalls import params_of, parse_text_tool_calls
 from totem.tools.base import tool_spec
+from totem.tools.read_first import CHANGING_TOOLS
 
 __all__ = ["Agent", "Run", "run_events"]
 
@@ -416,6 +417,9 @@ class Run:
         if sampling.constrained and request.tools:
             answer = not self.answers.must_act
             self.answers.must_act = False
+            if is_question(self._request_text()):  # a small model edited to answer one
+                kept = [t for t in request.tools if t.name not in CHANGING_TOOLS]
+                request = dataclasses.replace(request, tools=kept or request.tools)
             stepped = step_request(request, engine=sampling.engine, answer=answer)
             return step_events(self.agent.provider.stream(stepped))
         return self.agent.provider.stream(request)
