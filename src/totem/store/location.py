@@ -26,7 +26,8 @@ _POSTGRES = ("postgresql://", "postgres://")
 
 def _configured() -> str | None:
     """The `store` of the user's own config files (the later file wins), `${env:...}` read."""
-    from totem.settings.config import Secret, config_files, read_config_file
+    from totem.settings.config import config_files, read_config_file
+    from totem.settings.secret import Secret
 
     found: str | None = None
     user_file, _project_file, *extra = config_files(Path.cwd())
