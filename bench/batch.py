@@ -63,7 +63,8 @@ def conversations(count: int, pause: float) -> dict[str, list[dict[str, Any]]]:
 
 def environment(base: Path, url: str) -> dict[str, str]:
     config = base / "totem.yaml"
-    config.write_text(f"model: fake/m\nproviders:\n  fake: {{kind: openai, base_url: '{url}'}}\n")
+    config.write_text(f"model: fake/m\nproviders:\n  fake: {{kind: openai, base_url: '{url}'}}\n"
+                      "knowledge: {totaljs: never}\n")
     return {**os.environ, "XDG_DATA_HOME": str(base / "data"), "TOTEM_CONFIG": str(config),
             "XDG_CONFIG_HOME": str(base / "config")}
 

@@ -54,6 +54,7 @@ async def follow(relay: PgRelay, session_id: str, *, after: int,
     async for event_id, event in relay.follow(session_id, after=after):
         seen.append((event_id, event))
         if event["type"] == "permission":
+            assert event["permission"] == "bash", event  # nothing else may be allowed here
             await relay.answer(event["request_id"], {"kind": "once"})
         elif event["type"] == "question":
             await relay.answer(event["request_id"], {"answer": "relayed"})
@@ -74,7 +75,8 @@ def test_a_run_on_one_worker_is_followed_and_answered_from_another(
     server = FakeOpenAIServer(turns, models=["m"])
     with server.in_thread() as base_url:
         (tmp_path / "t.yaml").write_text(
-            f"model: fake/m\nproviders:\n  fake: {{kind: openai, base_url: '{base_url}'}}\n")
+            f"model: fake/m\nproviders:\n  fake: {{kind: openai, base_url: '{base_url}'}}\n"
+            "knowledge: {totaljs: never}\n")  # an empty folder would offer the docs server
         env = dict(os.environ, PYTHONPATH=SRC, TOTEM_STORE=url,
                    TOTEM_CONFIG=str(tmp_path / "t.yaml"), XDG_DATA_HOME=str(tmp_path / "data"),
                    XDG_CONFIG_HOME=str(tmp_path / "c"))
@@ -111,3 +113,46 @@ def test_a_relayed_permission_reply_is_never_a_silent_allow() -> None:
     assert permission_reply({"kind": "always"}).kind == "always"
     assert permission_reply({"kind": "allow-everything"}) == Reply("reject", "rejected")
     assert permission_reply({}).kind == "reject"
+
+
+def test_a_stop_asked_on_another_worker_ends_the_run(
+    tmp_path: Path, postgres: PostgresServer
+) -> None:
+    url = postgres.new_database()
+    project = tmp_path / "project"
+    project.mkdir()
+    server = FakeOpenAIServer([{"text": "Thinking about it", "stall": True}], models=["m"])
+    with server.in_thread() as base_url:
+        (tmp_path / "t.yaml").write_text(
+            f"model: fake/m\nproviders:\n  fake: {{kind: openai, base_url: '{base_url}'}}\n"
+            "knowledge: {totaljs: never}\n")  # an empty folder would offer the docs server
+        env = dict(os.environ, PYTHONPATH=SRC, TOTEM_STORE=url,
+                   TOTEM_CONFIG=str(tmp_path / "t.yaml"), XDG_DATA_HOME=str(tmp_path / "data"),
+                   XDG_CONFIG_HOME=str(tmp_path / "c"))
+        worker = subprocess.Popen([sys.executable, "-c", WORKER, url, str(project)], env=env,
+                                  stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+        assert worker.stdin is not None and worker.stdout is not None
+        session_id = worker.stdout.readline().strip()
+        relay = PgRelay(url)
+        worker.stdin.write("go\n")
+        worker.stdin.flush()
+
+        async def stop_when_text_shows() -> list[str]:
+            seen = []
+            async for _, event in relay.follow(session_id):
+                seen.append(event["type"])
+                if event["type"] == "text":
+                    await relay.request_abort(session_id)
+                if event["type"] == "run_finished":
+                    seen.append(event["reason"])
+                    return seen
+            return seen
+
+        seen = asyncio.run(stop_when_text_shows())
+        reason = worker.stdout.readline().strip()
+        worker.stdin.close()
+        worker.stdout.close()
+        assert worker.wait(timeout=60) == 0
+    assert reason == "aborted" and seen[-2:] == ["run_finished", "aborted"]
+    assert asyncio.run(relay.prune(older_than=-1)) >= len(seen) - 1  # all of them are old now
+    assert asyncio.run(relay.events(session_id)) == []

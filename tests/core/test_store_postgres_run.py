@@ -30,7 +30,8 @@ def test_kill_9_mid_answer_loses_nothing_shown_in_postgres(
     server = FakeOpenAIServer(turns, models=["m"])
     with server.in_thread() as base_url:
         (tmp_path / "t.yaml").write_text(
-            f"model: fake/m\nproviders:\n  fake: {{kind: openai, base_url: '{base_url}'}}\n")
+            f"model: fake/m\nproviders:\n  fake: {{kind: openai, base_url: '{base_url}'}}\n"
+            "knowledge: {totaljs: never}\n")  # an empty folder would offer the docs server
         proc = subprocess.Popen(
             [*TOTEM, "run", "--format", "json", "explain"], cwd=project, env=env,
             stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,

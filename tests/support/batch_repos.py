@@ -98,7 +98,7 @@ def batch_env(tmp: Path, base_url: str, **extra: str) -> dict[str, str]:
     """The environment of a `totem batch`: its own config (the fake server) and data."""
     config = tmp / "totem.yaml"
     config.write_text(f"model: fake/m\nproviders:\n  fake: {{kind: openai, base_url: "
-                      f"'{base_url}'}}\n")
+                      f"'{base_url}'}}\nknowledge: {{totaljs: never}}\n")  # no docs server
     return {**os.environ, "XDG_DATA_HOME": str(tmp / "data"),
             "XDG_CONFIG_HOME": str(tmp / "config"), "XDG_CACHE_HOME": str(tmp / "cache"),
             "TOTEM_CONFIG": str(config), "PYTHONPATH": SRC, **extra}

@@ -5,8 +5,9 @@
 
 Every event is published (in order, each with an id that only grows); each question the run
 asks (permission, ask) waits for its reply from the relay, given on whichever worker the
-person is, and the run goes on with it. A reply that is not one the question takes is a
-rejection (permission) or no answer (ask), never a silent allow.
+person is, and the run goes on with it; a stop asked on any worker aborts the run. A reply
+that is not one the question takes is a rejection (permission) or no answer (ask), never a
+silent allow.
 """
 
 from __future__ import annotations
@@ -44,12 +45,28 @@ async def _relay_answer(service: SessionService, relay: PgRelay, request_id: str
     service.answer(request_id, answer if isinstance(answer, str) else None)
 
 
+async def _listen_for_stop(relay: PgRelay, session_id: str,
+                           abort: AbortSignal) -> asyncio.Task[None]:
+    """A task that aborts the run when a stop is asked; returned once it listens."""
+    listening = asyncio.Event()
+    stop = asyncio.create_task(relay.wait_abort(session_id, listening=listening))
+    ready = asyncio.create_task(listening.wait())
+    await asyncio.wait([stop, ready], return_when=asyncio.FIRST_COMPLETED)
+    ready.cancel()
+    if stop.done():
+        stop.result()  # it could not listen: the relay's error
+    stop.add_done_callback(lambda task: None if task.cancelled() else abort.abort())
+    return stop
+
+
 async def run_relayed(service: SessionService, session: SessionInfo, text: str, *,
                       relay: PgRelay, abort: AbortSignal,
                       **options: Any) -> RunFinished | None:
     """Run `text` in the session here, publishing each event; the run's last event."""
     waiting: set[asyncio.Task[None]] = set()
     finished: RunFinished | None = None
+    stop = await _listen_for_stop(relay, session.id, abort)
+    waiting.add(stop)
     try:
         async for event in service.run(session, text, abort=abort, **options):
             await relay.publish(session.id, event_to_dict(event))

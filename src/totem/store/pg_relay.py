@@ -9,12 +9,15 @@ with several workers on one database.
 - A reply to a question (permission, ask) given on any worker is `answer`ed: a row of
   `totem_replies` and a `NOTIFY totem_replies`; the worker whose run asked `wait_reply`s for
   it and takes it (the row is deleted: one reply, taken once).
+- A stop asked on any worker (`request_abort`) reaches the run's worker (`wait_abort`).
+- `prune` drops the events of runs older than a given age (their parts are in the store).
 
 The two tables belong to the relay, not to the session store: `setup` creates them once.
 """
 
 from __future__ import annotations
 
+import asyncio
 import json
 import time
 from collections.abc import AsyncIterator
@@ -102,6 +105,32 @@ class PgRelay:
                 async for note in db.notifies(timeout=RESCAN_SECONDS):
                     if note.payload == request_id:
                         break
+
+
+    async def request_abort(self, session_id: str) -> None:
+        """Ask the worker running the session to stop its run."""
+        async with await self._connect() as db:
+            await db.execute("SELECT pg_notify('totem_abort', %s)", (session_id,))
+
+    async def wait_abort(self, session_id: str, *,
+                         listening: asyncio.Event | None = None) -> None:
+        """Return when a stop of the session's run is asked, on any worker; `listening` is
+        set once a stop asked from now on cannot be missed."""
+        async with await self._connect() as db:
+            await db.execute("LISTEN totem_abort")
+            if listening is not None:
+                listening.set()
+            while True:
+                async for note in db.notifies():
+                    if note.payload == session_id:
+                        return
+
+    async def prune(self, *, older_than: float) -> int:
+        """Drop the events published more than `older_than` seconds ago; how many."""
+        async with await self._connect() as db:
+            cursor = await db.execute("DELETE FROM totem_run_events WHERE created < %s",
+                                      (time.time() - older_than,))
+            return cursor.rowcount
 
 
 async def _rows_after(db: psycopg.AsyncConnection[tuple[Any, ...]], session_id: str,
