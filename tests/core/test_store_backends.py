@@ -154,3 +154,25 @@ def test_an_unreachable_database_is_a_clear_error_without_the_password() -> None
     assert "pw-secret" not in message
     with pytest.raises(ConfigError, match="mysql://"):
         open_store("mysql://me@db/totem")
+
+
+def test_postgres_store_connects_again_when_its_connection_is_cut(
+    postgres: PostgresServer,
+) -> None:
+    import psycopg
+
+    from totem.store.postgres import PostgresStore
+
+    store = open_store(postgres.new_database())
+    assert isinstance(store, PostgresStore)
+    session = store.create_session(project="/p", model="m")
+    message = Message("msg_1", session.id, "assistant")
+    store.add_message(message)
+    store.save_part(message.id, 0, TextPart("before"))
+    backend = store.db.info.backend_pid
+    with psycopg.connect(postgres.url(), autocommit=True) as admin:
+        admin.execute("SELECT pg_terminate_backend(%s)", (backend,))
+    store.save_part(message.id, 0, TextPart("before and after"))  # a run goes on
+    assert store.db.info.backend_pid != backend
+    assert store.messages(session.id)[0].parts == [TextPart("before and after")]
+    store.close()

@@ -10,12 +10,13 @@ run, the page and a sub-agent may use one store from several threads.
 from __future__ import annotations
 
 import contextlib
+import functools
 import json
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import asdict
-from typing import Any
+from typing import Any, Concatenate, ParamSpec, TypeVar
 
 import psycopg
 
@@ -28,6 +29,8 @@ from totem.store.postgres_schema import migrate_postgres
 __all__ = ["PostgresStore", "StoreUnavailable"]
 
 _SESSION_COLS = "id, project, title, model, parent_id, created, updated"
+P = ParamSpec("P")
+T = TypeVar("T")
 
 
 class StoreUnavailable(ConfigError):
@@ -48,14 +51,42 @@ def _connect(url: str) -> psycopg.Connection[tuple[Any, ...]]:
         ) from None
 
 
+def _reconnecting(
+    method: Callable[Concatenate[PostgresStore, P], T],
+) -> Callable[Concatenate[PostgresStore, P], T]:
+    """Once the connection is lost (the server restarted, a proxy cut it), connect again and
+    do the call once more: every write here is an upsert or a single statement, so a second
+    try stores what the first would have."""
+
+    @functools.wraps(method)
+    def call(store: PostgresStore, /, *args: P.args, **kwargs: P.kwargs) -> T:
+        try:
+            return method(store, *args, **kwargs)
+        except psycopg.OperationalError:
+            if not store.db.broken:
+                raise
+            store.reconnect()
+            return method(store, *args, **kwargs)
+
+    return call
+
+
 class PostgresStore:
     """The `Store` on a PostgreSQL database at `url`; its schema is brought up to date."""
 
     def __init__(self, url: str) -> None:
+        self._url = url
         self.db = _connect(url)
         self._lock = threading.RLock()
         with self._lock:
             migrate_postgres(self.db)
+
+    def reconnect(self) -> None:
+        """A new connection in place of a lost one."""
+        with self._lock:
+            with contextlib.suppress(psycopg.Error):
+                self.db.close()
+            self.db = _connect(self._url)
 
     @contextlib.contextmanager
     def _cursor(self, *, transaction: bool = False) -> Iterator[psycopg.Connection[Any]]:
@@ -69,6 +100,7 @@ class PostgresStore:
 
     # sessions -------------------------------------------------------------------------------
 
+    @_reconnecting
     def create_session(
         self, *, project: str, model: str, title: str = "", parent_id: str | None = None
     ) -> SessionInfo:
@@ -81,6 +113,7 @@ class PostgresStore:
             )
         return info
 
+    @_reconnecting
     def get_session(self, session_id: str) -> SessionInfo | None:
         with self._cursor() as db:
             row = db.execute(
@@ -92,6 +125,7 @@ class PostgresStore:
         found = self.list_sessions(project, limit=1)
         return found[0] if found else None
 
+    @_reconnecting
     def list_sessions(self, project: str, limit: int = 50) -> list[SessionInfo]:
         with self._cursor() as db:
             rows = db.execute(
@@ -101,12 +135,14 @@ class PostgresStore:
             ).fetchall()
         return [SessionInfo(*row) for row in rows]
 
+    @_reconnecting
     def set_title(self, session_id: str, title: str) -> None:
         with self._cursor() as db:
             db.execute("UPDATE sessions SET title = %s WHERE id = %s", (title, session_id))
 
     # messages and parts ---------------------------------------------------------------------
 
+    @_reconnecting
     def add_message(self, message: Message) -> None:
         now = time.time()
         with self._cursor(transaction=True) as db:
@@ -129,10 +165,12 @@ class PostgresStore:
                 "UPDATE sessions SET updated = %s WHERE id = %s", (now, message.session_id)
             )
 
+    @_reconnecting
     def save_part(self, message_id: str, index: int, part: Part) -> None:
         with self._cursor() as db:
             _put_part(db, message_id, index, part, time.time())
 
+    @_reconnecting
     def finish_message(self, message: Message) -> None:
         with self._cursor() as db:
             db.execute(
@@ -140,6 +178,7 @@ class PostgresStore:
                 (message.finish, json.dumps(asdict(message.usage)), message.model, message.id),
             )
 
+    @_reconnecting
     def messages(self, session_id: str) -> list[Message]:
         with self._cursor(transaction=True) as db:
             rows = db.execute(
@@ -163,6 +202,7 @@ class PostgresStore:
 
     # snapshots and remembered rules -----------------------------------------------------------
 
+    @_reconnecting
     def save_snapshot(
         self, *, session_id: str, call_id: str, path: str, content: bytes | None
     ) -> None:
@@ -173,6 +213,7 @@ class PostgresStore:
                 (session_id, call_id, path, content, time.time()),
             )
 
+    @_reconnecting
     def snapshots(self, session_id: str) -> list[tuple[str, str, bytes | None]]:
         with self._cursor() as db:
             rows = db.execute(
@@ -181,6 +222,7 @@ class PostgresStore:
             ).fetchall()
         return [(c, p, None if b is None else bytes(b)) for c, p, b in rows]
 
+    @_reconnecting
     def remembered_rules(self, project: str) -> list[Rule]:
         with self._cursor() as db:
             rows = db.execute(
@@ -189,6 +231,7 @@ class PostgresStore:
             ).fetchall()
         return [Rule(p, pat, a) for p, pat, a in rows]
 
+    @_reconnecting
     def remember_rule(self, project: str, rule: Rule) -> None:
         with self._cursor() as db:
             db.execute(
