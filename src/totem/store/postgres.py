@@ -3,8 +3,9 @@ shared server, or of several machines writing one history.
 
 The same tables and migrations as the SQLite store. Every part is written when it changes, in
 its own short transaction (autocommit), so what a run has shown is in the database even if the
-process is killed a moment later. One connection per store; its calls are serialized, as the
-run, the page and a sub-agent may use one store from several threads.
+process is killed a moment later. One connection per store, opened again when it is lost;
+its calls are serialized, as the run, the page and a sub-agent may use one store from several
+threads.
 """
 
 from __future__ import annotations
