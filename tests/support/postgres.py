@@ -91,7 +91,7 @@ def postgres_server() -> Iterator[PostgresServer]:
         subprocess.run(
             [str(bindir / "initdb"), "-D", str(folder / "data"), "-U", "totem", "-A", "trust",
              "-E", "UTF8", "--no-sync", "--no-instructions"],
-            check=True, capture_output=True, timeout=120, **owner,  # type: ignore[call-overload]
+            check=True, capture_output=True, timeout=120, **owner,
         )
         server = PostgresServer(free_port(), folder)
         with open(folder / "server.log", "wb") as log:
@@ -99,7 +99,7 @@ def postgres_server() -> Iterator[PostgresServer]:
                 [str(bindir / "postgres"), "-D", str(folder / "data"), "-h", "127.0.0.1",
                  "-p", str(server.port), "-k", str(folder), "-c", "fsync=off",
                  "-c", "full_page_writes=off", "-c", "max_connections=200"],
-                stdout=log, stderr=subprocess.STDOUT, **owner,  # type: ignore[call-overload]
+                stdout=log, stderr=subprocess.STDOUT, **owner,
             )
         try:
             deadline = time.monotonic() + 60
