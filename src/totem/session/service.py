@@ -31,7 +31,7 @@ from totem.settings.config import Config, ConfigError, ProviderConfig, load_conf
 from totem.settings.paths import data_dir
 from totem.store.base import SessionInfo, Store
 from totem.store.sqlite import SqliteStore
-from totem.tools.base import Tool
+from totem.tools.base import Tool, ToolContext
 from totem.tools.state import SessionState
 
 if TYPE_CHECKING:
@@ -220,7 +220,7 @@ class SessionService:
             state=self.state,
             price=info.price,
             cache_ttl=_cache_ttl(self.config.providers.get(label.partition("/")[0])),
-            after_write=[conventions_hook(lambda: self.config.knowledge)],
+            after_write=[conventions_hook(lambda: self.config.knowledge), _python_check],
         )
         if self.toolset.mcp_config is not None:
             agent.preparers.append(functools.partial(self.toolset.mcp_tools, agent))
@@ -442,3 +442,10 @@ class SessionService:
         for provider in self._providers.values():
             await provider.aclose()
         self._providers.clear()
+
+
+def _python_check(ctx: ToolContext, path: Path) -> str:
+    """tools/python_check, imported when a file is first written (not at start-up)."""
+    from totem.tools.python_check import python_check
+
+    return python_check(ctx, path)
