@@ -91,3 +91,12 @@ def test_an_edit_that_empties_a_file_says_how_to_delete_one(
     result = call(Edit(), ctx, path="old_notes.txt", old_string="draft ideas from 2019",
                   new_string="")
     assert result.output.endswith("old_notes.txt is now empty; to delete a file, run rm with bash.")
+
+
+def test_text_in_another_file_is_pointed_at(project: Path, ctx: ToolContext, call: Call) -> None:
+    (project / "app.py").write_text("from messages import GREETING\nprint(GREETING)\n")
+    (project / "messages.py").write_text("GREETING = 'Helo, {name}!'\n")
+    # the real 1.5B model edited the file that uses the text, three times
+    with pytest.raises(ToolError, match=r"It is in messages.py: to change it there, call edit"):
+        call(Edit(), ctx, path="app.py", old_string="GREETING = 'Helo, {name}!'",
+             new_string="GREETING = 'Hello, {name}!'")

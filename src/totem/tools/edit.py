@@ -71,10 +71,7 @@ class Edit:
                 return await _append(path, content, new, ctx,
                                      why=f"was not in {relative}; new_string begins with it")
         if count == 0:
-            raise ToolError(
-                f"old_string was not found in {relative} — read the file and copy the exact "
-                "text, including whitespace and indentation."
-            )
+            raise ToolError(_not_found(path, old, relative, ctx))
         if count > 1 and not args.replace_all:
             raise ToolError(
                 f"old_string appears {count} times in {relative}; add more context to make it "
@@ -106,6 +103,17 @@ async def _create(path: Path, content: str, ctx: ToolContext) -> ToolResult:
     path.write_bytes(content.encode("utf-8"))
     done = f"Created {relative} ({lines_of(content)})."
     return ToolResult(done + after_write(ctx, path), title=relative)
+
+
+def _not_found(path: Path, old: str, relative: str, ctx: ToolContext) -> str:
+    from totem.tools.edit_match import found_elsewhere
+
+    text = (f"old_string was not found in {relative} — read the file and copy the exact text, "
+            "including whitespace and indentation.")
+    elsewhere = found_elsewhere(ctx.root, old, besides=path)
+    if elsewhere:
+        text += f" It is in {', '.join(elsewhere)}: to change it there, call edit with that path."
+    return text
 
 
 async def _append(
