@@ -131,6 +131,7 @@ class Run:
         self.emit(RunStarted(self.session_id, user.id, self.agent.label))
         try:
             await self._prepare()
+            self._keep_hands_off()
             await self._read_ahead()
             reason, detail = await self._loop()
         except (Aborted, asyncio.CancelledError):
@@ -157,6 +158,13 @@ class Run:
                 if tool.name not in self.tools:
                     self.tools[tool.name] = tool
                     self.specs = [*self.specs, tool_spec(tool)]
+
+    def _keep_hands_off(self) -> None:
+        """A small model is refused changes of the files the request says to leave alone."""
+        if self.agent.profile.small:
+            from totem.run.hands_off import hands_off
+
+            self.runner.hands_off = hands_off(self._request_text())
 
     async def _read_ahead(self) -> None:
         """For a small model, list the project and read the files the request most likely
