@@ -23,6 +23,7 @@ from typing import IO, Any, Literal, TextIO, TypeAlias, cast
 import httpx2
 import mcp_types as types
 from mcp import Client
+from mcp.client.auth import OAuthFlowError
 from mcp.client.sse import sse_client
 from mcp.client.stdio import StdioServerParameters, stdio_client
 from mcp.client.streamable_http import streamable_http_client
@@ -33,12 +34,14 @@ from pydantic import ValidationError
 
 from totem import __version__
 from totem.mcp.config import HttpServer, ServerConfig, StdioServer, resolve_secrets
+from totem.mcp.oauth import SignIn, SignInError, oauth_auth, open_in_browser
 from totem.settings.config import ConfigError
 
 __all__ = ["Connection", "Handlers", "McpServerError", "State"]
 
 State: TypeAlias = Literal["stopped", "starting", "ready", "failed", "crashed"]
 ElicitFn: TypeAlias = Callable[[str, types.ElicitRequestParams], Awaitable[types.ElicitResult]]
+SignInAsk: TypeAlias = Callable[[str, str], Awaitable[bool]]
 SampleFn: TypeAlias = Callable[
     [str, types.CreateMessageRequestParams], Awaitable[types.CreateMessageResult | types.ErrorData]
 ]
@@ -64,14 +67,25 @@ class McpServerError(Exception):
 
 
 class Handlers:
-    """What a server may ask of totem: a person's answer, the model, the project's roots."""
+    """What a server may ask of totem: a person's answer, the model, the project's roots,
+    and a sign-in (`sign_in`: the question before the browser opens, and the opener)."""
 
     def __init__(
-        self, *, elicit: ElicitFn | None, sample: SampleFn | None, roots: list[types.Root]
+        self,
+        *,
+        elicit: ElicitFn | None,
+        sample: SampleFn | None,
+        roots: list[types.Root],
+        sign_in: SignInAsk | None = None,
+        open_url: Callable[[str], Awaitable[None]] | None = None,
+        tell: Callable[[str], None] | None = None,
     ) -> None:
         self.elicit = elicit
         self.sample = sample
         self.roots = roots
+        self.sign_in = sign_in
+        self.open_url = open_url
+        self.tell = tell
 
 
 class Connection:
@@ -87,6 +101,7 @@ class Connection:
         self.tools: list[types.Tool] = []
         self._client: Client | None = None
         self._log: IO[str] | None = None
+        self._sign_in: Any = None  # oauth.SignIn, for an HTTP server that may ask for OAuth
         self._ready = asyncio.Event()
         self._stop = asyncio.Event()
         self._task: asyncio.Task[None] | None = None
@@ -101,11 +116,15 @@ class Connection:
         # must not carry that run's context variables along.
         self._task = asyncio.create_task(self._own(), name=f"mcp-{self.name}",
                                          context=contextvars.Context())
-        try:
-            await asyncio.wait_for(self._ready.wait(), self.config.startup_timeout)
-        except TimeoutError:
-            self.detail = f"it did not answer within {self.config.startup_timeout:g} s"
-            await self.stop()
+        while True:
+            try:
+                await asyncio.wait_for(self._ready.wait(), self.config.startup_timeout)
+            except TimeoutError:
+                if self._sign_in is not None and self._sign_in.in_progress:
+                    continue  # the person is signing in; their time is not the server's
+                self.detail = f"it did not answer within {self.config.startup_timeout:g} s"
+                await self.stop()
+            break
         if not self.ready:
             self.state = "failed"
             raise McpServerError(self.detail, output=self._output())
@@ -173,7 +192,7 @@ class Connection:
             )
             server = stdio_client(params, errlog=cast(TextIO, self._log))
         else:
-            server = _http_transport(config, stack)
+            server = _http_transport(config, stack, self._oauth(config))
         handlers = self.handlers
         return Client(
             server,
@@ -187,6 +206,16 @@ class Connection:
             message_handler=self._on_message,
             cache=None,
         )
+
+    def _oauth(self, config: HttpServer) -> Any:
+        """The OAuth auth for the server's HTTP client, or None when it is not to sign in."""
+        if not config.oauth.enabled or config.transport == "sse":
+            return None
+        handlers = self.handlers
+        if self._sign_in is None:
+            self._sign_in = SignIn(ask=handlers.sign_in, open_url=handlers.open_url
+                                   or open_in_browser, tell=handlers.tell)
+        return oauth_auth(config, self._sign_in)
 
     # calls --------------------------------------------------------------------------------
 
@@ -290,15 +319,16 @@ class Connection:
         return f"The MCP server '{self.name}' is not running{why}; its tools cannot be used now."
 
 
-def _http_transport(config: HttpServer, stack: AsyncExitStack) -> Any:
+def _http_transport(config: HttpServer, stack: AsyncExitStack, auth: Any) -> Any:
     headers = resolve_secrets(config.headers, what="it")
     if config.transport == "sse":
         return sse_client(config.url, headers=headers, timeout=config.startup_timeout)
-    import httpx2
     from mcp.shared._httpx_utils import create_mcp_http_client
 
     http = create_mcp_http_client(
-        headers=headers, timeout=httpx2.Timeout(config.startup_timeout, read=config.timeout)
+        headers=headers,
+        timeout=httpx2.Timeout(config.startup_timeout, read=config.timeout),
+        auth=auth,
     )
     stack.push_async_callback(http.aclose)
     return streamable_http_client(config.url, http_client=http)
@@ -336,6 +366,10 @@ def _explain_start(config: ServerConfig, exc: BaseException) -> str:
     error = _first(exc)
     if isinstance(error, ConfigError):
         return str(error)
+    if isinstance(error, SignInError):
+        return str(error)
+    if isinstance(error, OAuthFlowError):
+        return f"signing in failed: {error}"
     if isinstance(config, StdioServer):
         if isinstance(error, FileNotFoundError):
             return f"the command '{config.command}' was not found"

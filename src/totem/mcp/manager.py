@@ -15,7 +15,7 @@ from __future__ import annotations
 import asyncio
 import importlib
 import json
-from collections.abc import Callable, Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import TracebackType
@@ -39,6 +39,8 @@ __all__ = ["McpManager", "ServerStatus", "is_mcp_tool"]
 
 DEFAULT_WINDOW = 32_000  # tokens assumed when the model's window is unknown
 CHARS_PER_TOKEN = 4
+SIGN_IN = "Open the browser"
+NOT_NOW = "Not now"
 
 
 @dataclass(slots=True)
@@ -71,6 +73,7 @@ class McpManager:
         context_window: int | None = None,
         schema_share: float = 0.1,
         log_dir: Path | None = None,
+        open_url: Callable[[str], Awaitable[None]] | None = None,
     ) -> None:
         self.root = root.resolve()
         self.config = config if isinstance(config, McpConfig) else McpConfig(dict(config))
@@ -84,6 +87,7 @@ class McpManager:
         self.refused: dict[str, str] = {}
         self.tools: list[Tool] = []
         self.deferred = False
+        self.open_url = open_url  # how a sign-in opens the browser; None: the default one
         self.start_notices = True  # False: refusals and failures only in status()
         self._started = False
 
@@ -138,6 +142,9 @@ class McpManager:
             elicit=self._elicit,
             sample=self._sample if self.sampler is not None else None,
             roots=self._roots(),
+            sign_in=self._may_sign_in if self.questions is not None else None,
+            open_url=self.open_url,
+            tell=lambda text: self._notice(text),
         )
         for server in allowed:
             log = self.log_dir / f"{_slug(server.name)}.log"
@@ -280,6 +287,19 @@ class McpManager:
             model=reply.model,
             stop_reason=reply.stop_reason,
         )
+
+    async def _may_sign_in(self, server: str, where: str) -> bool:
+        """The question before the browser opens; False when declined or nobody answers
+        (then the server does not start, and `totem mcp login` is the way)."""
+        assert self.questions is not None
+        answer = await self.questions.ask(
+            f"The MCP server '{server}' asks you to sign in (at {where}). Open the browser "
+            "to sign in? Its tokens are kept in totem's key store.",
+            [SIGN_IN, NOT_NOW],
+            allow_free=False,
+            emit=self.emit,
+        )
+        return answer == SIGN_IN
 
     def _roots(self) -> list[types.Root]:
         import mcp_types as types

@@ -61,6 +61,10 @@ MCP_SERVER = Keys({
     "env": MapOf(Scalar((str, int, float, bool), "text")), "cwd": TEXT, "url": TEXT,
     "headers": MapOf(Scalar((str, int, float), "text")), "timeout": NUMBER,
     "startup_timeout": NUMBER, "protocol": TEXT, "enabled": FLAG, "disabled": FLAG,
+    "oauth": OneOf((FLAG, Keys({
+        "client_id": TEXT, "client_secret": TEXT, "scope": TEXT, "client_metadata_url": TEXT,
+        "callback_port": WHOLE,
+    }))),
 })
 
 _RULE = Keys({"permission": TEXT, "pattern": TEXT, "action": TEXT})
