@@ -163,3 +163,34 @@ def test_configured_is_a_cheap_first_look(tmp_path: Path, monkeypatch: pytest.Mo
     assert not configured(root)
     write_json(root, {"mcpServers": {}})
     assert configured(root)
+
+
+def test_oauth_settings_of_an_http_server(tmp_path: Path) -> None:
+    write_json(tmp_path, {"mcpServers": {
+        "plain": {"type": "http", "url": "https://a.example/mcp"},
+        "keyed": {"type": "http", "url": "https://b.example/mcp",
+                  "headers": {"Authorization": "Bearer ${env:B_TOKEN}"}},
+        "off": {"type": "http", "url": "https://c.example/mcp", "oauth": False},
+        "registered": {"type": "http", "url": "https://d.example/mcp", "oauth": {
+            "client_id": "totem-123", "client_secret": "${env:D_SECRET}", "scope": "read",
+            "callback_port": 8765}},
+    }})
+    servers = load_mcp_config(tmp_path, trusted=True).servers
+    oauth = {name: s.oauth for name, s in servers.items() if isinstance(s, HttpServer)}
+    assert oauth["plain"].enabled and oauth["plain"].client_id is None
+    assert not oauth["keyed"].enabled  # a configured Authorization header is the way in
+    assert not oauth["off"].enabled
+    registered = oauth["registered"]
+    assert (registered.client_id, registered.scope, registered.callback_port) == (
+        "totem-123", "read", 8765)
+    assert registered.client_secret is not None and "${env:" not in repr(registered)
+
+    write_json(tmp_path, {"mcpServers": {"bad": {"url": "https://e.example/mcp",
+                                                 "oauth": {"callback_port": 99999}}}})
+    config = load_mcp_config(tmp_path, trusted=True)
+    assert "bad" not in config.servers
+    assert any("oauth.callback_port must be a port number" in p for p in config.problems)
+    write_json(tmp_path, {"mcpServers": {"typo": {"url": "https://e.example/mcp",
+                                                  "oauth": {"clientid": "x"}}}})
+    with pytest.raises(ConfigError, match="clientid"):
+        load_mcp_config(tmp_path, trusted=True)

@@ -74,6 +74,7 @@ class McpManager:
         schema_share: float = 0.1,
         log_dir: Path | None = None,
         open_url: Callable[[str], Awaitable[None]] | None = None,
+        sign_in: Callable[[str, str], Awaitable[bool]] | None = None,
     ) -> None:
         self.root = root.resolve()
         self.config = config if isinstance(config, McpConfig) else McpConfig(dict(config))
@@ -88,6 +89,7 @@ class McpManager:
         self.tools: list[Tool] = []
         self.deferred = False
         self.open_url = open_url  # how a sign-in opens the browser; None: the default one
+        self.sign_in = sign_in  # whether to open it; None: ask the person (self.questions)
         self.start_notices = True  # False: refusals and failures only in status()
         self._started = False
 
@@ -142,7 +144,7 @@ class McpManager:
             elicit=self._elicit,
             sample=self._sample if self.sampler is not None else None,
             roots=self._roots(),
-            sign_in=self._may_sign_in if self.questions is not None else None,
+            sign_in=self.sign_in or (self._may_sign_in if self.questions is not None else None),
             open_url=self.open_url,
             tell=lambda text: self._notice(text),
         )
@@ -299,6 +301,10 @@ class McpManager:
             allow_free=False,
             emit=self.emit,
         )
+        if answer is None:  # nobody to ask (a headless run)
+            from totem.mcp.oauth import SignInError, login_advice
+
+            raise SignInError(login_advice(server, where))
         return answer == SIGN_IN
 
     def _roots(self) -> list[types.Root]:

@@ -29,7 +29,7 @@ from totem import __version__
 from totem.mcp.config import HttpServer, resolve_secrets
 from totem.mcp.oauth_store import KeyStoreTokens
 
-__all__ = ["LoopbackReceiver", "SignIn", "SignInError", "oauth_auth"]
+__all__ = ["LoopbackReceiver", "SignIn", "SignInError", "login_advice", "oauth_auth"]
 
 SIGN_IN_TIMEOUT = 300.0  # seconds the person has to finish in the browser
 CALLBACK_PATH = "/callback"
@@ -134,6 +134,11 @@ class LoopbackReceiver:
         return "400 Bad Request", "Signing in failed."
 
 
+def login_advice(server: str, where: str) -> str:
+    return (f"it asks you to sign in (at {where}), and nobody can be asked here; run "
+            f"`totem mcp login {server}` once, and later runs use the stored tokens")
+
+
 def free_port() -> int:
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
         sock.bind(("127.0.0.1", 0))
@@ -182,10 +187,7 @@ def oauth_auth(server: HttpServer, sign_in: SignIn) -> httpx2.Auth:
     async def redirect_handler(url: str) -> None:
         where = urlsplit(url).netloc
         if sign_in.ask is None:
-            raise SignInError(
-                f"it asks you to sign in (at {where}), and nobody can be asked here; run "
-                f"`totem mcp login {server.name}` once, and later runs use the stored tokens"
-            )
+            raise SignInError(login_advice(server.name, where))
         sign_in.in_progress = True
         if not await sign_in.ask(server.name, where):
             raise SignInError("signing in was declined")
