@@ -71,6 +71,27 @@ async def summarize(text: str, ctx: Context) -> str:
     return f"model {result.model} said: {getattr(content, 'text', content)}"
 
 
+def shout(text: str) -> str:
+    """Say the text in capitals."""
+    return text.upper()
+
+
+@app.tool()
+async def grow(ctx: Context) -> str:
+    """Add the tool `shout` and tell the client that the tool list changed."""
+    app.add_tool(shout)
+    await ctx.session.send_tool_list_changed()
+    return "added shout"
+
+
+@app.tool()
+async def shrink(ctx: Context) -> str:
+    """Remove the tool `shout` and tell the client that the tool list changed."""
+    app.remove_tool("shout")
+    await ctx.session.send_tool_list_changed()
+    return "removed shout"
+
+
 @app.tool()
 def whoami() -> dict[str, str]:
     """The server's process id and working directory."""

@@ -39,7 +39,7 @@ from totem.settings.config import ConfigError
 
 __all__ = ["Connection", "Handlers", "McpServerError", "State"]
 
-State: TypeAlias = Literal["stopped", "starting", "ready", "failed", "crashed"]
+State: TypeAlias = Literal["stopped", "starting", "ready", "failed", "crashed", "disabled"]
 ElicitFn: TypeAlias = Callable[[str, types.ElicitRequestParams], Awaitable[types.ElicitResult]]
 SignInAsk: TypeAlias = Callable[[str, str], Awaitable[bool]]
 SampleFn: TypeAlias = Callable[
@@ -105,13 +105,19 @@ class Connection:
         self._ready = asyncio.Event()
         self._stop = asyncio.Event()
         self._task: asyncio.Task[None] | None = None
+        self.starts = 0
+        self.tools_version = 0  # grows when the server's tool list changed (list_changed)
+        self._listing: asyncio.Task[None] | None = None
 
     # lifecycle ----------------------------------------------------------------------------
 
     async def start(self) -> None:
         """Connect and list the tools, within the server's startup timeout."""
         self.state = "starting"
-        self._log = self._open_log()
+        self._ready = asyncio.Event()
+        self._stop = asyncio.Event()
+        self._log = self._open_log(fresh=self.starts == 0)
+        self.starts += 1
         # A task of its own, in a fresh context: it outlives the run that started it and
         # must not carry that run's context variables along.
         self._task = asyncio.create_task(self._own(), name=f"mcp-{self.name}",
@@ -132,6 +138,20 @@ class Connection:
     @property
     def ready(self) -> bool:
         return self.state == "ready"
+
+    def exited(self) -> bool:
+        """True when a ready server's connection is gone (its process exited, say): marked
+        crashed, to be restarted on next use. A request sent now would never reach it."""
+        if self.state == "ready" and _closed(self._client):
+            self.state = "crashed"
+            self.detail = "it exited"
+            self._write_log(f"{NOTE}the connection closed")
+        return self.state == "crashed"
+
+    async def restart(self) -> None:
+        """Stop what is left of the connection and start the server again."""
+        await self.stop()
+        await self.start()
 
     async def stop(self) -> None:
         """Close the connection and end the server's process; safe to call more than once."""
@@ -240,8 +260,8 @@ class Connection:
                 self.state = "crashed"
                 self.detail = f"it stopped while {tool} was running"
                 raise McpServerError(
-                    f"The MCP server '{self.name}' stopped while {tool} was running; its "
-                    "tools are no longer available in this session.",
+                    f"The MCP server '{self.name}' stopped while {tool} was running; it is "
+                    "started again when one of its tools is used next.",
                     output=self._output(),
                 ) from None
             raise McpServerError(
@@ -279,15 +299,39 @@ class Connection:
     async def _on_message(self, message: Any) -> None:
         if isinstance(message, Exception):
             self._write_log(f"{NOTE}transport: {type(message).__name__}: {message}")
+        elif isinstance(message, types.ToolListChangedNotification):
+            # listed from a task of its own: a request awaited here would wait on the very
+            # loop that delivers its answer
+            self._listing = asyncio.ensure_future(self._relist())
+
+    async def _relist(self) -> None:
+        client = self._client
+        if client is None:
+            return
+        try:
+            self.tools = await _list_tools(client)
+        except Exception as exc:  # the old list stays; the next change tries again
+            self._write_log(f"{NOTE}listing the changed tools failed: {_first(exc)}")
+            return
+        self.tools_version += 1
+        self._write_log(f"{NOTE}the tool list changed ({len(self.tools)} tools)")
+
+    async def settled(self) -> None:
+        """Wait for a tool list being fetched after a change notice, if any."""
+        listing = self._listing
+        if listing is not None and not listing.done():
+            await asyncio.wait({listing}, timeout=self.config.timeout)
 
     # reporting ----------------------------------------------------------------------------
 
-    def _open_log(self) -> IO[str]:
+    def _open_log(self, *, fresh: bool) -> IO[str]:
         """The server's stderr and totem's notes about it; opened for appending, so that the
-        server's own writes (through its copy of the descriptor) never overwrite ours."""
+        server's own writes (through its copy of the descriptor) never overwrite ours. A
+        restart appends to the log of the start before."""
         try:
             self.log_path.parent.mkdir(parents=True, exist_ok=True)
-            self.log_path.write_text("", encoding="utf-8")
+            if fresh:
+                self.log_path.write_text("", encoding="utf-8")
             return open(self.log_path, "a", encoding="utf-8")  # noqa: SIM115 - kept open
         except OSError:
             return open(os.devnull, "a", encoding="utf-8")  # noqa: SIM115
@@ -344,6 +388,19 @@ async def _list_tools(client: Client) -> list[types.Tool]:
         if cursor is None:
             break
     return tools
+
+
+def _closed(client: Client | None) -> bool:
+    """Whether the client's connection is closed. The SDK keeps this on its dispatcher and
+    answers a request sent after it with CONNECTION_CLOSED, without sending it; read here
+    so that such a request is never mistaken for one the server died running."""
+    if client is None:
+        return True
+    try:
+        dispatcher = getattr(client.session, "_dispatcher", None)
+    except RuntimeError:  # no session: not connected
+        return True
+    return bool(getattr(dispatcher, "_closed", False))
 
 
 def _first(exc: BaseException) -> BaseException:

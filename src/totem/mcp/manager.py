@@ -92,6 +92,8 @@ class McpManager:
         self.sign_in = sign_in  # whether to open it; None: ask the person (self.questions)
         self.start_notices = True  # False: refusals and failures only in status()
         self._started = False
+        self._reviver: Any = None  # lifecycle.Reviver, once the SDK is loaded
+        self._offered: dict[str, Any] = {}  # what each server's tools were when last built
 
     def attach(self, emit: Callable[[Event], None] | None) -> None:
         """Where the servers' questions and notices go from now on: the run in progress
@@ -196,13 +198,36 @@ class McpManager:
 
     # tools --------------------------------------------------------------------------------
 
+    async def refresh(self) -> bool:
+        """Between steps: rebuild the tools when a server changed its list (list_changed),
+        came back with other tools after a restart, or was disabled. True when they changed."""
+        for connection in self.connections.values():
+            await connection.settled()
+        if self._offers() == self._offered:
+            return False
+        self._build_tools()
+        return True
+
+    def _offers(self) -> dict[str, Any]:
+        """Each offered server's tools, as names and schemas. A server that stopped still
+        offers them: using one starts it again."""
+        return {
+            c.name: [(t.name, t.description, json.dumps(t.input_schema, sort_keys=True))
+                     for t in c.tools]
+            for c in self.connections.values() if c.state in ("ready", "crashed")
+        }
+
     def _build_tools(self) -> None:
+        from totem.mcp.lifecycle import Reviver
         from totem.mcp.tool import McpSchemaTool, McpTool, SchemaProblem
 
+        if self._reviver is None:
+            self._reviver = Reviver(self._notice)
+        self._offered = self._offers()
         tools: list[McpTool] = []
         taken: set[str] = set()
         for connection in self.connections.values():
-            if connection.state != "ready":
+            if connection.state not in ("ready", "crashed"):
                 continue
             for remote in connection.tools:
                 name = tool_name(connection.name, remote.name)
@@ -218,13 +243,15 @@ class McpManager:
                     )
                     continue
                 taken.add(name)
+                tool.reviver = self._reviver
                 tools.append(tool)
         size = sum(len(json.dumps(t.schema)) + len(t.description) for t in tools)
+        was_deferred = self.deferred
         self.deferred = size // CHARS_PER_TOKEN > self.schema_budget
         for tool in tools:
             tool.deferred = self.deferred
         self.tools = [*tools, McpSchemaTool(tools)] if self.deferred and tools else [*tools]
-        if self.deferred:
+        if self.deferred and not was_deferred:
             self._notice(
                 f"The MCP tools' parameters would take about {size // CHARS_PER_TOKEN} tokens; "
                 f"they are listed by name, and the model loads a tool's parameters when needed."

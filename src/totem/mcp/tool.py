@@ -22,6 +22,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from totem.events import ToolProgress
 from totem.mcp.connection import Connection, McpServerError
+from totem.mcp.lifecycle import Reviver
 from totem.messages import ImageBlock
 from totem.providers.base import ToolSpec
 from totem.tools.base import ToolContext, ToolError, ToolResult, truncate
@@ -70,6 +71,7 @@ class McpTool:
         self.schema = _model_schema(tool.input_schema)
         self._validator = _validator(self.schema, name)
         self.deferred = False
+        self.reviver: Reviver | None = None  # restarts a server that stopped, on next use
 
     def spec(self) -> ToolSpec:
         """What the model sees: the server's schema, or the name alone when deferred."""
@@ -110,10 +112,14 @@ class McpTool:
                 ctx.emit(ToolProgress(ctx.call_id, self.name, message or "", progress, total))
 
         try:
+            note = await self.reviver.revive(self.connection) if self.reviver else ""
             result = await self.connection.call(self.remote, arguments, progress=report)
         except McpServerError as exc:
             raise ToolError(str(exc)) from None
+        if self.reviver is not None:
+            self.reviver.succeeded(self.connection)
         text, images = render_result(result)
+        text = f"{note}\n{text}" if note else text
         text = truncate(text, ctx.settings.output_limit, hint="the MCP server's output was long")
         if result.is_error:
             raise ToolError(text or f"{self.remote} failed without saying why.")

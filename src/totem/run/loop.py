@@ -84,6 +84,12 @@ REPEAT_NOTE = (
 )
 
 
+def _change_notice(*, new: set[str] | frozenset[str], gone: set[str] | frozenset[str]) -> str:
+    parts = [f"{label}: {', '.join(sorted(names))}"
+             for label, names in (("new", new), ("gone", gone)) if names]
+    return f"The tools changed ({'; '.join(parts)})." if parts else "The tools changed."
+
+
 class Run:
     def __init__(
         self,
@@ -156,11 +162,29 @@ class Run:
                     self.tools[tool.name] = tool
                     self.specs = [*self.specs, tool_spec(tool)]
 
+    async def _refresh(self) -> None:
+        """Tools that changed since the last step (a server's new list) replace the old."""
+        if self.nested:
+            return
+        for refresh in self.agent.refreshers:
+            change = await refresh()
+            if change is None:
+                continue
+            for name in change.removed:
+                self.tools.pop(name, None)
+            self.tools.update({tool.name: tool for tool in change.added})
+            added = {tool.name for tool in change.added}
+            self.specs = [*(s for s in self.specs if s.name not in change.removed | added),
+                          *(tool_spec(tool) for tool in change.added)]
+            self.emit(Notice(_change_notice(new=added - change.removed,
+                                            gone=change.removed - added)))
+
     async def _loop(self) -> tuple[FinishReason, str]:
         continuations = 0
         while True:
             if self.steps >= self.agent.max_steps or self.rounds >= self.agent.max_rounds:
                 return await self._closing("step_limit", LIMIT_NOTE)
+            await self._refresh()
             self.steps += 1
             message, calls = await self._query(self.specs)
             if not calls:

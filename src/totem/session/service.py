@@ -220,6 +220,7 @@ class SessionService:
         )
         if self.toolset.mcp_config is not None:
             agent.preparers.append(functools.partial(self.toolset.mcp_tools, agent))
+            agent.refreshers.append(self.toolset.mcp_changes)
         self._current = agent
         return agent
 

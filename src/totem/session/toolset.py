@@ -26,7 +26,7 @@ if TYPE_CHECKING:
     from totem.mcp.manager import McpManager
     from totem.policy.permission import PermissionService
     from totem.policy.questions import QuestionService
-    from totem.run.agent import Agent
+    from totem.run.agent import Agent, ToolChange
     from totem.run.subagents import SubagentRunner
     from totem.settings.config import Config
 
@@ -104,6 +104,18 @@ class Toolset:
         self.mcp.attach(asks)
         await self.mcp.start()
         return self.mcp.tools
+
+    async def mcp_changes(self) -> ToolChange | None:
+        """Between steps: the MCP tools again, when a server changed its list, came back
+        with other tools, or was disabled."""
+        if self.mcp is None:
+            return None
+        before = frozenset(t.name for t in self.mcp.tools)
+        if not await self.mcp.refresh():
+            return None
+        from totem.run.agent import ToolChange
+
+        return ToolChange(removed=before, added=list(self.mcp.tools))
 
     async def aclose(self) -> None:
         if self.mcp is not None:
