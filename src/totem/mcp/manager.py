@@ -22,7 +22,7 @@ from types import TracebackType
 from typing import TYPE_CHECKING, Any
 
 from totem.events import Event, Notice
-from totem.mcp.config import McpConfig, ServerConfig, describe_server, tool_name
+from totem.mcp.config import McpConfig, ServerConfig, describe_server
 from totem.mcp.sampling import Sampler, SamplingRequest
 from totem.policy.permission import PermissionDenied, PermissionService
 from totem.policy.questions import QuestionService
@@ -38,7 +38,9 @@ if TYPE_CHECKING:
 __all__ = ["McpManager", "ServerStatus", "is_mcp_tool"]
 
 DEFAULT_WINDOW = 32_000  # tokens assumed when the model's window is unknown
-CHARS_PER_TOKEN = 4
+# tokens of MCP tool definitions offered in full; past it, by name and one line each (a
+# tenth of the window when that is less: 800 tokens for an 8k model)
+DEFAULT_SCHEMA_BUDGET = 2_000
 SIGN_IN = "Open the browser"
 NOT_NOW = "Not now"
 
@@ -72,6 +74,7 @@ class McpManager:
         sampler: Sampler | None = None,
         context_window: int | None = None,
         schema_share: float = 0.1,
+        schema_budget: int | None = None,
         log_dir: Path | None = None,
         open_url: Callable[[str], Awaitable[None]] | None = None,
         sign_in: Callable[[str, str], Awaitable[bool]] | None = None,
@@ -82,7 +85,8 @@ class McpManager:
         self.questions = questions
         self.emit = emit
         self.sampler = sampler
-        self.schema_budget = int(schema_share * (context_window or DEFAULT_WINDOW))
+        self.schema_budget = schema_budget if schema_budget is not None else min(
+            DEFAULT_SCHEMA_BUDGET, int(schema_share * (context_window or DEFAULT_WINDOW)))
         self.log_dir = log_dir or cache_dir() / "mcp" / _slug(str(self.root))
         self.connections: dict[str, Connection] = {}
         self.refused: dict[str, str] = {}
@@ -94,6 +98,9 @@ class McpManager:
         self._started = False
         self._reviver: Any = None  # lifecycle.Reviver, once the SDK is loaded
         self._offered: dict[str, Any] = {}  # what each server's tools were when last built
+        self.loaded: set[str] = set()  # listed tools the model loaded (offered in full)
+        self._loading = False  # some were loaded since the tools were last built
+        self._problems: set[str] = set()  # notices about unusable schemas, said once
 
     def attach(self, emit: Callable[[Event], None] | None) -> None:
         """Where the servers' questions and notices go from now on: the run in progress
@@ -200,10 +207,11 @@ class McpManager:
 
     async def refresh(self) -> bool:
         """Between steps: rebuild the tools when a server changed its list (list_changed),
-        came back with other tools after a restart, or was disabled. True when they changed."""
+        came back with other tools after a restart, or was disabled, or the model loaded
+        listed tools. True when they changed."""
         for connection in self.connections.values():
             await connection.settled()
-        if self._offers() == self._offered:
+        if not self._loading and self._offers() == self._offered:
             return False
         self._build_tools()
         return True
@@ -219,43 +227,34 @@ class McpManager:
 
     def _build_tools(self) -> None:
         from totem.mcp.lifecycle import Reviver
-        from totem.mcp.tool import McpSchemaTool, McpTool, SchemaProblem
+        from totem.mcp.offer import make_offer, make_tools
 
         if self._reviver is None:
             self._reviver = Reviver(self._notice)
         self._offered = self._offers()
-        tools: list[McpTool] = []
-        taken: set[str] = set()
-        for connection in self.connections.values():
-            if connection.state not in ("ready", "crashed"):
-                continue
-            for remote in connection.tools:
-                name = tool_name(connection.name, remote.name)
-                if name in taken:
-                    name = tool_name(connection.name, f"{remote.name}_{len(taken)}")
-                try:
-                    tool = McpTool(connection, remote, name=name)
-                except SchemaProblem as exc:
-                    self._notice(
-                        f"The MCP server '{connection.name}' offers the tool {remote.name} "
-                        f"with a schema that cannot be used ({exc}); it is left out.",
-                        "warning",
-                    )
-                    continue
-                taken.add(name)
-                tool.reviver = self._reviver
-                tools.append(tool)
-        size = sum(len(json.dumps(t.schema)) + len(t.description) for t in tools)
+        self._loading = False
+        tools = make_tools(self.connections.values(), reviver=self._reviver,
+                           problem=self._schema_problem)
+        offer = make_offer(tools, budget=self.schema_budget, loaded=self.loaded, load=self._load)
         was_deferred = self.deferred
-        self.deferred = size // CHARS_PER_TOKEN > self.schema_budget
-        for tool in tools:
-            tool.deferred = self.deferred
-        self.tools = [*tools, McpSchemaTool(tools)] if self.deferred and tools else [*tools]
+        self.deferred = bool(offer.listed)
+        self.tools = offer.tools
         if self.deferred and not was_deferred:
             self._notice(
-                f"The MCP tools' parameters would take about {size // CHARS_PER_TOKEN} tokens; "
-                f"they are listed by name, and the model loads a tool's parameters when needed."
+                f"The MCP tools' definitions would take about {offer.tokens} tokens (the "
+                f"budget is {self.schema_budget}); they are listed by name, and the model "
+                "loads the ones it needs."
             )
+
+    def _load(self, names: list[str]) -> None:
+        """The model asked for these listed tools: offered in full from the next step."""
+        self.loaded.update(names)
+        self._loading = True
+
+    def _schema_problem(self, text: str) -> None:
+        if text not in self._problems:
+            self._problems.add(text)
+            self._notice(text, "warning")
 
     def specs(self) -> list[ToolSpec]:
         """What the model sees of the MCP tools, in order."""

@@ -100,6 +100,7 @@ class Toolset:
                 questions=self.questions,
                 sampler=ProviderSampler(agent.provider, agent.model, label=agent.label),
                 context_window=agent.context_window,
+                schema_budget=self.config.tools.mcp_schema_budget,
             )
         self.mcp.attach(asks)
         await self.mcp.start()

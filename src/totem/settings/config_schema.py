@@ -91,6 +91,7 @@ CONFIG_SCHEMA = Keys({
         "bash": Keys({"timeout": NUMBER, "forbidden": TEXTS}),
         "websearch": Keys({"url": OneOf((TEXT, Scalar((type(None),), "text")))}),
         "output_limit": WHOLE,
+        "mcp_schema_budget": WHOLE,
     }),
     **_KNOWLEDGE.fields,  # the old top-level form, read with a notice
     "knowledge": _KNOWLEDGE,

@@ -68,6 +68,9 @@ class ToolSettings:
     forbidden_commands: list[str] = field(default_factory=list)
     shell: str = "/bin/bash"
     websearch_url: str | None = None  # a SearXNG URL; without one there is no websearch tool
+    # tokens the MCP tools' definitions may take before they are offered by name only;
+    # None: 2,000, and no more than a tenth of the model's window
+    mcp_schema_budget: int | None = None
 
 
 class SnapshotSink(Protocol):
