@@ -11,22 +11,28 @@ import argparse
 import asyncio
 import signal
 import sys
+from collections.abc import Callable
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from totem.abort import AbortSignal
 from totem.cli.exit_codes import EXIT_OK, EXIT_USAGE
 from totem.cli.interact import answer_in_terminal
 from totem.cli.lines import LineReader
 from totem.cli.render import TextRenderer
-from totem.events import RunFinished
+from totem.events import Event, RunFinished
 from totem.messages import Usage
 from totem.settings.config import ConfigError
+
+if TYPE_CHECKING:
+    from totem.session.service import SessionService
 
 __all__ = ["chat_command"]
 
 HELP = (
     "/new starts a new session · /compact summarizes older turns · /exit leaves · "
-    "Ctrl-C stops the current answer"
+    "Ctrl-C stops the current answer · @server:uri attaches an MCP resource · "
+    "/server:prompt sends an MCP server's prompt (Tab completes both)"
 )
 
 
@@ -38,7 +44,7 @@ def _token_line(
     return f"── {usage.input:,} in{cached} · {usage.output:,} out{money} · {steps} steps · {model}"
 
 
-async def _chat(args: argparse.Namespace) -> int:
+async def _chat(args: argparse.Namespace, mcp_words: list[Callable[[], list[str]]]) -> int:
     from totem import __version__
     from totem.session.service import SessionService
 
@@ -50,6 +56,9 @@ async def _chat(args: argparse.Namespace) -> int:
     label = service.model_label(session, args.model)
     service.agent(label)  # fail early on a bad configuration
     print(f"totem {__version__} · {label} · {service.root}\n{HELP}")
+    from totem.session.mcp_input import mcp_completions
+
+    mcp_words.append(lambda: mcp_completions(service))
     loop = asyncio.get_running_loop()
     renderer = TextRenderer()
     reader = LineReader(bracketed_paste=True)
@@ -93,7 +102,12 @@ async def _chat(args: argparse.Namespace) -> int:
             abort = AbortSignal()
             current.append(abort)
             try:
-                async for event in service.run(session, text, abort=abort, model=args.model):
+                model_text = await _mcp_text(service, label, text, renderer, reader, abort)
+                if model_text is None:
+                    continue
+                runs = service.run(session, text, abort=abort, model=args.model,
+                                   model_text=model_text or None)
+                async for event in runs:
                     renderer.show(event)
                     await answer_in_terminal(
                         event, service=service, reader=reader, abort=abort
@@ -110,8 +124,39 @@ async def _chat(args: argparse.Namespace) -> int:
         await service.aclose()
 
 
-def _complete_commands(root: Path) -> None:
-    """Tab completes the project's /commands (and the chat's own)."""
+async def _mcp_text(
+    service: SessionService, label: str, text: str, renderer: TextRenderer,
+    reader: LineReader, abort: AbortSignal,
+) -> str | None:
+    """What the model gets for text with `@server:uri` or `/server:prompt`: "" when there
+    is none; None when it cannot be served (said on the screen). The servers' start
+    questions are asked here, as in a run."""
+    from totem.session.mcp_input import McpInputError, mcp_input
+
+    events: asyncio.Queue[Event] = asyncio.Queue()
+    expanding = asyncio.ensure_future(mcp_input(service, label, text, events.put_nowait))
+    while not (expanding.done() and events.empty()):
+        getting = asyncio.ensure_future(events.get())
+        await asyncio.wait({getting, expanding}, return_when=asyncio.FIRST_COMPLETED)
+        if not getting.done():
+            getting.cancel()
+            continue
+        renderer.show(getting.result())
+        await answer_in_terminal(getting.result(), service=service, reader=reader, abort=abort)
+    try:
+        expansion = expanding.result()
+    except McpInputError as exc:
+        print(f"! {exc}", flush=True)
+        return None
+    if expansion is None:
+        return ""
+    print(f"(attached: {', '.join(expansion.attached)})", flush=True)
+    return expansion.model_text
+
+
+def _complete_commands(root: Path, mcp_words: list[Callable[[], list[str]]]) -> None:
+    """Tab completes the project's /commands (and the chat's own), and MCP resources and
+    prompts (`@server:uri`, `/server:prompt`) once the chat can name them."""
     try:
         import readline
     except ImportError:
@@ -122,9 +167,11 @@ def _complete_commands(root: Path) -> None:
     builtin = ["/compact", "/exit", "/help", "/new"]
 
     def completer(text: str, state: int) -> str | None:
-        if not text.startswith("/"):
+        if not text.startswith(("/", "@")):
             return None
-        found = sorted({*complete(text, commands), *(b for b in builtin if b.startswith(text))})
+        mcp = [w for words in mcp_words for w in words() if w.startswith(text)]
+        found = sorted({*complete(text, commands), *(b for b in builtin if b.startswith(text)),
+                        *mcp})
         return found[state] if state < len(found) else None
 
     readline.set_completer_delims(" \t\n")
@@ -135,10 +182,11 @@ def _complete_commands(root: Path) -> None:
 def chat_command(args: argparse.Namespace) -> int:
     from totem.cli.trust import settle_trust
 
-    _complete_commands(Path.cwd())
+    mcp_words: list[Callable[[], list[str]]] = []
+    _complete_commands(Path.cwd(), mcp_words)
     try:
         settle_trust(Path.cwd().resolve(), trust=False, interactive=sys.stdin.isatty())
-        return asyncio.run(_chat(args))
+        return asyncio.run(_chat(args, mcp_words))
     except ConfigError as exc:
         print(f"totem: {exc}", file=sys.stderr)
         return EXIT_USAGE

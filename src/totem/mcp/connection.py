@@ -18,7 +18,7 @@ import os
 from collections.abc import Awaitable, Callable
 from contextlib import AsyncExitStack
 from pathlib import Path
-from typing import IO, Any, Literal, TextIO, TypeAlias, cast
+from typing import IO, Any, Literal, TextIO, TypeAlias, TypeVar, cast
 
 import httpx2
 import mcp_types as types
@@ -45,6 +45,7 @@ SignInAsk: TypeAlias = Callable[[str, str], Awaitable[bool]]
 SampleFn: TypeAlias = Callable[
     [str, types.CreateMessageRequestParams], Awaitable[types.CreateMessageResult | types.ErrorData]
 ]
+T = TypeVar("T")
 STOP_GRACE = 10.0  # the SDK's own shutdown of a stdio server takes at most about 6 s
 MAX_TOOL_PAGES = 50
 NOTE = "totem: "  # totem's own lines in a server's log, left out of "its last output"
@@ -99,6 +100,9 @@ class Connection:
         self.detail = ""
         self.protocol = ""
         self.tools: list[types.Tool] = []
+        self.resources: list[types.Resource] = []  # what `@server:uri` completes from
+        self.prompts: list[types.Prompt] = []  # offered as `/server:prompt`
+        self.capabilities: types.ServerCapabilities | None = None
         self._client: Client | None = None
         self._log: IO[str] | None = None
         self._sign_in: Any = None  # oauth.SignIn, for an HTTP server that may ask for OAuth
@@ -175,6 +179,7 @@ class Connection:
                 client = await self._connect(stack)
                 self.tools = await _list_tools(client)
                 self.protocol = client.protocol_version
+                self.capabilities = client.server_capabilities
                 self._client = client
                 self.state = "ready"
                 self._ready.set()
@@ -276,6 +281,25 @@ class Connection:
         except RuntimeError as exc:  # the SDK checks structured content against outputSchema
             raise McpServerError(f"The MCP server '{self.name}' returned: {exc}") from None
 
+    async def request(self, what: str, send: Callable[[Client], Awaitable[T]]) -> T:
+        """One request other than a tool call (`what` names it in messages: "resources/read
+        of demo://x"), through the connected client, within the call timeout."""
+        client = self._client
+        if client is None or self.exited():
+            raise McpServerError(self._not_running())
+        try:
+            return await asyncio.wait_for(send(client), self.config.timeout)
+        except TimeoutError:
+            raise McpServerError(f"The MCP server '{self.name}' did not answer {what} within "
+                                 f"{self.config.timeout:g} s.") from None
+        except MCPError as exc:
+            raise McpServerError(
+                f"The MCP server '{self.name}' answered {what} with an error: {exc.message}"
+            ) from None
+        except ValidationError as exc:
+            raise McpServerError(f"The MCP server '{self.name}' answered {what} with a "
+                                 f"malformed result: {_first_validation(exc)}") from None
+
     # server → client ----------------------------------------------------------------------
 
     async def _on_elicit(
@@ -335,6 +359,10 @@ class Connection:
             return open(self.log_path, "a", encoding="utf-8")  # noqa: SIM115 - kept open
         except OSError:
             return open(os.devnull, "a", encoding="utf-8")  # noqa: SIM115
+
+    def note(self, text: str) -> None:
+        """A line of totem's own in the server's log."""
+        self._write_log(text)
 
     def _write_log(self, text: str) -> None:
         """Append totem's own note (every line marked, so `stderr_tail` leaves it out)."""

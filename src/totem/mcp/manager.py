@@ -96,7 +96,7 @@ class McpManager:
         self.sign_in = sign_in  # whether to open it; None: ask the person (self.questions)
         self.start_notices = True  # False: refusals and failures only in status()
         self._started = False
-        self._reviver: Any = None  # lifecycle.Reviver, once the SDK is loaded
+        self.reviver: Any = None  # lifecycle.Reviver (restarts), once the SDK is loaded
         self._offered: dict[str, Any] = {}  # what each server's tools were when last built
         self.loaded: set[str] = set()  # listed tools the model loaded (offered in full)
         self._loading = False  # some were loaded since the tools were last built
@@ -174,6 +174,9 @@ class McpManager:
                 self._notice(str(result), "warning", start=True)
             elif isinstance(result, BaseException):
                 raise result
+        from totem.mcp.primitives import catalogue
+
+        await asyncio.gather(*(catalogue(c) for c in self.connections.values() if c.ready))
         self._build_tools()
 
     async def aclose(self) -> None:
@@ -229,11 +232,11 @@ class McpManager:
         from totem.mcp.lifecycle import Reviver
         from totem.mcp.offer import make_offer, make_tools
 
-        if self._reviver is None:
-            self._reviver = Reviver(self._notice)
+        if self.reviver is None:
+            self.reviver = Reviver(self._notice)
         self._offered = self._offers()
         self._loading = False
-        tools = make_tools(self.connections.values(), reviver=self._reviver,
+        tools = make_tools(self.connections.values(), reviver=self.reviver,
                            problem=self._schema_problem)
         offer = make_offer(tools, budget=self.schema_budget, loaded=self.loaded, load=self._load)
         was_deferred = self.deferred

@@ -314,7 +314,10 @@ class SessionService:
         model: str | None = None,
         max_steps: int | None = None,
         agent_name: str | None = None,
+        model_text: str | None = None,
     ) -> AsyncIterator[Event]:
+        """A run of `text`; the model gets `model_text` instead when given (an MCP resource
+        attached, a server's prompt), or a project command's prompt."""
         from totem.session.commands import expand, load_commands
 
         definition = None
@@ -332,8 +335,9 @@ class SessionService:
         if not session.title:
             session.title = text.strip().splitlines()[0][:80] if text.strip() else ""
             self.store.set_title(session.id, session.title)
-        expansion = expand(text, load_commands(self.root)) if text.startswith("/") else None
-        model_text = expansion.model_text if expansion is not None else None
+        expansion = (expand(text, load_commands(self.root))
+                     if text.startswith("/") and model_text is None else None)
+        model_text = expansion.model_text if expansion is not None else model_text
         self._warn_about_tools(agent)
         if self._knowledge_for(agent):  # the pages of earlier searches; a new one before step 1
             prompt = text if expansion is None else None
