@@ -17,13 +17,12 @@ NODE_VERSION=22.23.3
 SUITE_VERSION=0.1.16
 STAMP="node-$NODE_VERSION suite-$SUITE_VERSION"
 SCENARIOS=(initialize tools_call elicitation-sep1034-client-defaults sse-retry)  # + every auth/*
-# Left out of auth/*: the suite's extensions for machine-to-machine and enterprise sign-in
-# (client credentials, cross-app access), which totem does not implement; and the 2025-03-26
+# Left out of auth/*: the suite's extension for enterprise sign-in through an identity
+# provider (cross-app access, SEP-990), which totem does not implement; and the 2025-03-26
 # metadata back-compat scenario of this suite version, whose authorization server names
 # itself with an issuer other than the URL it is found at (the SDK rightly refuses it; the
 # scenario was corrected in the suite's 0.2 line, where totem passes it).
-LEFT_OUT=(auth/client-credentials-jwt auth/client-credentials-basic
-  auth/cross-app-access-complete-flow auth/2025-03-26-oauth-metadata-backcompat)
+LEFT_OUT=(auth/cross-app-access-complete-flow auth/2025-03-26-oauth-metadata-backcompat)
 PY="${PYTHON:-$here/.venv/bin/python}"
 [ -x "$PY" ] || PY=python3
 

@@ -194,3 +194,25 @@ def test_oauth_settings_of_an_http_server(tmp_path: Path) -> None:
                                                   "oauth": {"clientid": "x"}}}})
     with pytest.raises(ConfigError, match="clientid"):
         load_mcp_config(tmp_path, trusted=True)
+
+
+def test_client_credentials_need_a_client_and_a_secret_or_key(tmp_path: Path) -> None:
+    write_json(tmp_path, {"mcpServers": {
+        "bot": {"url": "https://a.example/mcp", "oauth": {
+            "grant": "client_credentials", "client_id": "ci", "client_secret": "${env:S}"}},
+        "signed": {"url": "https://b.example/mcp", "oauth": {
+            "grant": "client_credentials", "client_id": "ci", "private_key": "${env:PEM}",
+            "signing_algorithm": "RS256"}},
+        "nokey": {"url": "https://c.example/mcp", "oauth": {
+            "grant": "client_credentials", "client_id": "ci"}},
+        "odd": {"url": "https://d.example/mcp", "oauth": {"grant": "password"}},
+    }})
+    config = load_mcp_config(tmp_path, trusted=True)
+    bot, signed = config.servers["bot"], config.servers["signed"]
+    assert isinstance(bot, HttpServer) and bot.oauth.grant == "client_credentials"
+    assert isinstance(signed, HttpServer) and signed.oauth.signing_algorithm == "RS256"
+    assert signed.oauth.private_key is not None
+    assert "nokey" not in config.servers and "odd" not in config.servers
+    text = "\n".join(config.problems)
+    assert "needs a client_id and a client_secret or a private_key" in text
+    assert "oauth.grant must be authorization_code or client_credentials" in text

@@ -23,8 +23,8 @@ def _http_server(config: Any, name: str) -> Any:
         known = ", ".join(sorted(config.servers)) or "none"
         print(f"totem: no MCP server named '{name}' (configured: {known})", file=sys.stderr)
         return None
-    if not isinstance(server, HttpServer) or server.transport == "sse":
-        print(f"totem: the MCP server '{name}' is not a streamable HTTP server; only those "
+    if not isinstance(server, HttpServer):
+        print(f"totem: the MCP server '{name}' runs a command (stdio); only HTTP servers "
               "sign in with OAuth", file=sys.stderr)
         return None
     if not server.oauth.enabled:

@@ -79,6 +79,11 @@ class OAuthSettings:
     scope: str | None = None
     client_metadata_url: str | None = None  # an https URL used as the client id (CIMD)
     callback_port: int | None = None  # the loopback redirect's port; None: a free one
+    # client_credentials: no person signs in; the client authenticates with its secret, or
+    # with a JWT signed by `private_key` (a PEM, from ${env:...}) with `signing_algorithm`
+    grant: Literal["authorization_code", "client_credentials"] = "authorization_code"
+    private_key: Secret | None = None
+    signing_algorithm: str = "ES256"
 
 
 @dataclass(frozen=True, slots=True)
@@ -175,7 +180,18 @@ def _oauth(name: str, spec: Mapping[str, Any]) -> OAuthSettings:
                              or not 0 < port < 65536):
         raise ConfigError(f"MCP server '{name}': oauth.callback_port must be a port number")
     secret = value.get("client_secret")
+    grant = str(value.get("grant", "authorization_code"))
+    if grant not in ("authorization_code", "client_credentials"):
+        raise ConfigError(f"MCP server '{name}': oauth.grant must be authorization_code or "
+                          "client_credentials")
+    key = value.get("private_key")
+    if grant == "client_credentials" and not (value.get("client_id") and (secret or key)):
+        raise ConfigError(f"MCP server '{name}': oauth.grant client_credentials needs a "
+                          "client_id and a client_secret or a private_key")
     return OAuthSettings(
+        grant=grant,  # type: ignore[arg-type]
+        private_key=Secret(str(key)) if key else None,
+        signing_algorithm=str(value.get("signing_algorithm", "ES256")),
         client_id=str(value["client_id"]) if value.get("client_id") else None,
         client_secret=Secret(str(secret)) if secret else None,
         scope=str(value["scope"]) if value.get("scope") else None,

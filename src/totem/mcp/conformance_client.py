@@ -56,10 +56,19 @@ async def _follow(url: str) -> None:
 
 def _oauth(context: dict[str, Any]) -> OAuthSettings:
     """The client registered beforehand when the scenario gives one; a client-id URL (which
-    the suite only reads when the server says it takes one) otherwise."""
+    the suite only reads when the server says it takes one) otherwise; a machine's
+    credentials (a secret, or a private key) for the client-credentials scenarios."""
+    secret = Secret(context["client_secret"]) if context.get("client_secret") else None
+    if str(context.get("name", "")).startswith("auth/client-credentials"):
+        key = context.get("private_key_pem")
+        return OAuthSettings(
+            grant="client_credentials", client_id=context.get("client_id"),
+            client_secret=secret, private_key=Secret(key) if key else None,
+            signing_algorithm=context.get("signing_algorithm", "ES256"),
+        )
     return OAuthSettings(
         client_id=context.get("client_id"),
-        client_secret=Secret(context["client_secret"]) if context.get("client_secret") else None,
+        client_secret=secret,
         client_metadata_url=CLIENT_METADATA_URL,
     )
 

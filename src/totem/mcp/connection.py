@@ -234,7 +234,7 @@ class Connection:
 
     def _oauth(self, config: HttpServer) -> Any:
         """The OAuth auth for the server's HTTP client, or None when it is not to sign in."""
-        if not config.oauth.enabled or config.transport == "sse":
+        if not config.oauth.enabled:
             return None
         handlers = self.handlers
         if self._sign_in is None:
@@ -394,7 +394,7 @@ class Connection:
 def _http_transport(config: HttpServer, stack: AsyncExitStack, auth: Any) -> Any:
     headers = resolve_secrets(config.headers, what="it")
     if config.transport == "sse":
-        return sse_client(config.url, headers=headers, timeout=config.startup_timeout)
+        return sse_client(config.url, headers=headers, timeout=config.startup_timeout, auth=auth)
     from mcp.shared._httpx_utils import create_mcp_http_client
 
     http = create_mcp_http_client(

@@ -134,6 +134,30 @@ class LoopbackReceiver:
         return "400 Bad Request", "Signing in failed."
 
 
+def _client_credentials(server: HttpServer, tokens: KeyStoreTokens) -> httpx2.Auth:
+    """A machine's sign-in: the client's secret, or a JWT signed with its private key."""
+    from mcp.client.auth.extensions.client_credentials import (
+        ClientCredentialsOAuthProvider,
+        PrivateKeyJWTOAuthProvider,
+        SignedJWTParameters,
+    )
+
+    settings = server.oauth
+    assert settings.client_id is not None
+    secrets = resolve_secrets({k: v for k, v in (("secret", settings.client_secret),
+                                                  ("key", settings.private_key)) if v},
+                              what=server.name)
+    if "key" in secrets:
+        signed = SignedJWTParameters(issuer=settings.client_id, subject=settings.client_id,
+                                     signing_algorithm=settings.signing_algorithm,
+                                     signing_key=secrets["key"])
+        return PrivateKeyJWTOAuthProvider(
+            server.url, tokens, settings.client_id,
+            assertion_provider=signed.create_assertion_provider(), scope=settings.scope)
+    return ClientCredentialsOAuthProvider(server.url, tokens, settings.client_id,
+                                          secrets["secret"], scope=settings.scope)
+
+
 def login_advice(server: str, where: str) -> str:
     return (f"it asks you to sign in (at {where}), and nobody can be asked here; run "
             f"`totem mcp login {server}` once, and later runs use the stored tokens")
@@ -171,6 +195,8 @@ def oauth_auth(server: HttpServer, sign_in: SignIn) -> httpx2.Auth:
     the key store."""
     settings = server.oauth
     tokens = KeyStoreTokens(server.name, server.url)
+    if settings.grant == "client_credentials":
+        return _client_credentials(server, tokens)
     port = settings.callback_port or _port_of(tokens.redirect_uri()) or free_port()
     redirect = f"http://127.0.0.1:{port}{CALLBACK_PATH}"
     if settings.client_id:

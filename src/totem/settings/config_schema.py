@@ -63,7 +63,7 @@ MCP_SERVER = Keys({
     "startup_timeout": NUMBER, "protocol": TEXT, "enabled": FLAG, "disabled": FLAG,
     "oauth": OneOf((FLAG, Keys({
         "client_id": TEXT, "client_secret": TEXT, "scope": TEXT, "client_metadata_url": TEXT,
-        "callback_port": WHOLE,
+        "callback_port": WHOLE, "grant": TEXT, "private_key": TEXT, "signing_algorithm": TEXT,
     }))),
 })
 
