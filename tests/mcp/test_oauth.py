@@ -6,6 +6,7 @@ refresh of an expired token, headless advice, and `totem mcp login`."""
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import json
 import os
 import stat
@@ -163,3 +164,20 @@ def test_mcp_login_signs_in_once_for_headless_runs(tmp_path: Path, config_home: 
                              cwd=project, env=env, capture_output=True, text=True, timeout=60)
         assert "Forgot the tokens of 'notes'" in out.stdout
         assert token_key("notes", server.url) not in keys(config_home)
+
+
+def test_the_person_may_take_longer_than_the_servers_startup_timeout(
+    tmp_path: Path, config_home: Path
+) -> None:
+    order: list[str] = []
+    browser = ChromiumSignIn(log=order)
+
+    async def slow_person(url: str) -> None:
+        await asyncio.sleep(3)  # reading the page, longer than the 1 s the server is given
+        await browser(url)
+
+    with running_oauth_server(tmp_path) as (server, _):
+        quick = dataclasses.replace(server, startup_timeout=1.0)
+        person = signing_person(tmp_path, SIGN_IN, order)
+        output = asyncio.run(start_and_read(tmp_path, quick, person, open_url=slow_person))
+        assert output == "note 1: buy milk"
