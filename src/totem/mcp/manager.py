@@ -28,7 +28,7 @@ from totem.policy.permission import PermissionDenied, PermissionService
 from totem.policy.questions import QuestionService
 from totem.providers.base import ToolSpec
 from totem.settings.paths import cache_dir
-from totem.tools.base import Tool, kind_of
+from totem.tools.base import Tool, is_offered, kind_of
 
 if TYPE_CHECKING:
     import mcp_types as types
@@ -261,7 +261,7 @@ class McpManager:
 
     def specs(self) -> list[ToolSpec]:
         """What the model sees of the MCP tools, in order."""
-        return [t.spec() for t in self.tools]  # type: ignore[attr-defined]
+        return [t.spec() for t in self.tools if is_offered(t)]  # type: ignore[attr-defined]
 
     def status(self) -> list[ServerStatus]:
         rows: list[ServerStatus] = []

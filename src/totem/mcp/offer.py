@@ -2,9 +2,10 @@
 
 While the definitions of all MCP tools fit the budget (tokens, `tools.mcp_schema_budget`),
 each is offered with its server's schema. Past it, they are listed by name and one line in
-the description of `mcp_tool_schema`; calling it with some names answers with their schemas
-and offers those tools in full from the next step on (the manager rebuilds the offer, and
-the run picks it up between steps).
+the description of `mcp_tool_schema` (their `offered` is False: no definition is sent, but
+they can be called); calling it with some names answers with their schemas and offers those
+tools in full from the next step on (the manager rebuilds the offer, and the run picks it up
+between steps).
 """
 
 from __future__ import annotations
@@ -33,7 +34,7 @@ INTRO = (Path(__file__).parent / "schema_tool.txt").read_text(encoding="utf-8").
 
 @dataclass(slots=True)
 class Offer:
-    tools: list[Tool]  # what the model is offered: tools in full, then the schema tool
+    tools: list[Tool]  # every tool (the listed ones not offered), then the schema tool
     listed: list[McpTool]  # the tools offered by name only
     tokens: int  # what every definition in full would take
 
@@ -75,10 +76,11 @@ def make_offer(
     tokens = tokens_of(tools)
     if tokens <= budget or not tools:
         return Offer(list(tools), [], tokens)
-    full = [t for t in tools if t.name in loaded]
     listed = [t for t in tools if t.name not in loaded]
+    for tool in listed:
+        tool.offered = False  # callable still, for a run that does not refresh its tools
     schema: list[Tool] = [McpSchemaTool(tools, listed, load)] if listed else []
-    return Offer([*full, *schema], listed, tokens)
+    return Offer([*tools, *schema], listed, tokens)
 
 
 class SchemaArguments(BaseModel):

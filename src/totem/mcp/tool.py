@@ -57,6 +57,7 @@ class McpTool:
         self.schema = _model_schema(tool.input_schema)
         self._validator = _validator(self.schema, name)
         self.reviver: Reviver | None = None  # restarts a server that stopped, on next use
+        self.offered = True  # False: listed by name only, in mcp_tool_schema (offer.py)
 
     def spec(self) -> ToolSpec:
         """What the model sees: the server's own schema."""

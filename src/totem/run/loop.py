@@ -65,7 +65,7 @@ from totem.run.compaction import (
 from totem.run.execute import ABORTED_OUTPUT, Stop, ToolRunner
 from totem.run.recorder import StepRecorder
 from totem.run.textcalls import params_of, parse_text_tool_calls
-from totem.tools.base import tool_spec
+from totem.tools.base import is_offered, tool_spec
 
 __all__ = ["Agent", "Run", "run_events"]
 
@@ -160,7 +160,8 @@ class Run:
             for tool in await prepare(self.asks):
                 if tool.name not in self.tools:
                     self.tools[tool.name] = tool
-                    self.specs = [*self.specs, tool_spec(tool)]
+                    if is_offered(tool):
+                        self.specs = [*self.specs, tool_spec(tool)]
 
     async def _refresh(self) -> None:
         """Tools that changed since the last step (a server's new list) replace the old."""
@@ -173,11 +174,12 @@ class Run:
             for name in change.removed:
                 self.tools.pop(name, None)
             self.tools.update({tool.name: tool for tool in change.added})
-            added = {tool.name for tool in change.added}
-            self.specs = [*(s for s in self.specs if s.name not in change.removed | added),
-                          *(tool_spec(tool) for tool in change.added)]
-            self.emit(Notice(_change_notice(new=added - change.removed,
-                                            gone=change.removed - added)))
+            shown = {s.name for s in self.specs} & change.removed
+            offered = [tool for tool in change.added if is_offered(tool)]
+            now = {tool.name for tool in offered}
+            self.specs = [*(s for s in self.specs if s.name not in change.removed | now),
+                          *(tool_spec(tool) for tool in offered)]
+            self.emit(Notice(_change_notice(new=now - shown, gone=shown - now)))
 
     async def _loop(self) -> tuple[FinishReason, str]:
         continuations = 0

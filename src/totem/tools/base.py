@@ -38,6 +38,7 @@ __all__ = [
     "ToolKind",
     "ToolResult",
     "ToolSettings",
+    "is_offered",
     "kind_of",
     "parse_arguments",
     "tool_spec",
@@ -171,6 +172,12 @@ def kind_of(tool: Tool) -> ToolKind:
             return "mcp"
         case _:
             return "builtin"
+
+
+def is_offered(tool: Tool) -> bool:
+    """Whether the model is shown the tool's definition; a tool with `offered = False` may
+    still be called (an MCP tool listed by name only, in mcp_tool_schema's description)."""
+    return bool(getattr(tool, "offered", True))
 
 
 class Tool(Protocol):
