@@ -93,6 +93,14 @@ async def shrink(ctx: Context) -> str:
 
 
 @app.tool()
+async def add_note(name: str, text: str, ctx: Context) -> str:
+    """Offer a resource note://NAME with the text, and tell the client that resources changed."""
+    app.resource(f"note://{name}", name=name)(lambda: text)
+    await ctx.session.send_resource_list_changed()
+    return f"added note://{name}"
+
+
+@app.tool()
 def whoami() -> dict[str, str]:
     """The server's process id and working directory."""
     return {"pid": str(os.getpid()), "cwd": os.getcwd()}

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.support.mcp_servers import Person, everything_stdio, new_mark
+from tests.support.mcp_servers import Person, everything_stdio, new_mark, python_server
 from totem.mcp.manager import McpManager
 from totem.mcp.mentions import McpInputError, completions, expand_input, mentions_mcp
 
@@ -64,5 +64,22 @@ def test_a_mention_of_a_server_that_is_not_running_says_so(tmp_path: Path) -> No
             assert not mentions_mcp(f"@other:{DOC}", m.config.servers)
             with pytest.raises(McpInputError, match="'everything' is not running \\(refused"):
                 await expand_input(m, f"@everything:{DOC}")
+
+    asyncio.run(main())
+
+
+def test_a_changed_resource_list_is_listed_again(tmp_path: Path) -> None:
+    person = Person(tmp_path, mode="yes")
+
+    async def main() -> None:
+        async with McpManager(tmp_path, {"py": python_server(new_mark())},
+                              permission=person.permission, log_dir=tmp_path / "logs") as m:
+            assert "@py:note://groceries" not in completions(m)
+            tools = {t.name: t for t in m.tools}
+            await person.call(tools["py__add_note"], name="groceries", text="milk, bread")
+            await m.refresh()  # between steps: waits for the lists being fetched again
+            assert "@py:note://groceries" in completions(m)
+            found = await expand_input(m, "buy @py:note://groceries")
+            assert found is not None and "milk, bread" in found.model_text
 
     asyncio.run(main())

@@ -112,6 +112,7 @@ class Connection:
         self.starts = 0
         self.tools_version = 0  # grows when the server's tool list changed (list_changed)
         self._listing: asyncio.Task[None] | None = None
+        self._cataloguing: asyncio.Task[None] | None = None  # resources and prompts again
 
     # lifecycle ----------------------------------------------------------------------------
 
@@ -327,6 +328,11 @@ class Connection:
             # listed from a task of its own: a request awaited here would wait on the very
             # loop that delivers its answer
             self._listing = asyncio.ensure_future(self._relist())
+        elif isinstance(message, types.ResourceListChangedNotification
+                        | types.PromptListChangedNotification):
+            from totem.mcp.primitives import catalogue  # it imports this module
+
+            self._cataloguing = asyncio.ensure_future(catalogue(self))
 
     async def _relist(self) -> None:
         client = self._client
@@ -341,10 +347,10 @@ class Connection:
         self._write_log(f"{NOTE}the tool list changed ({len(self.tools)} tools)")
 
     async def settled(self) -> None:
-        """Wait for a tool list being fetched after a change notice, if any."""
-        listing = self._listing
-        if listing is not None and not listing.done():
-            await asyncio.wait({listing}, timeout=self.config.timeout)
+        """Wait for the lists being fetched after a change notice, if any."""
+        pending = {t for t in (self._listing, self._cataloguing) if t is not None and not t.done()}
+        if pending:
+            await asyncio.wait(pending, timeout=self.config.timeout)
 
     # reporting ----------------------------------------------------------------------------
 
