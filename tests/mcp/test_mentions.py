@@ -77,7 +77,7 @@ def test_a_changed_resource_list_is_listed_again(tmp_path: Path) -> None:
             assert "@py:note://groceries" not in completions(m)
             tools = {t.name: t for t in m.tools}
             await person.call(tools["py__add_note"], name="groceries", text="milk, bread")
-            await m.refresh()  # between steps: waits for the lists being fetched again
+            await m.refresh()  # between steps: the changed lists are fetched again
             assert "@py:note://groceries" in completions(m)
             found = await expand_input(m, "buy @py:note://groceries")
             assert found is not None and "milk, bread" in found.model_text

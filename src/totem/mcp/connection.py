@@ -112,7 +112,7 @@ class Connection:
         self.starts = 0
         self.tools_version = 0  # grows when the server's tool list changed (list_changed)
         self._listing: asyncio.Task[None] | None = None
-        self._cataloguing: asyncio.Task[None] | None = None  # resources and prompts again
+        self.catalogue_stale = False  # its resources or prompts changed since listed
 
     # lifecycle ----------------------------------------------------------------------------
 
@@ -330,9 +330,7 @@ class Connection:
             self._listing = asyncio.ensure_future(self._relist())
         elif isinstance(message, types.ResourceListChangedNotification
                         | types.PromptListChangedNotification):
-            from totem.mcp.primitives import catalogue  # it imports this module
-
-            self._cataloguing = asyncio.ensure_future(catalogue(self))
+            self.catalogue_stale = True  # listed again by the manager, between steps
 
     async def _relist(self) -> None:
         client = self._client
@@ -347,10 +345,10 @@ class Connection:
         self._write_log(f"{NOTE}the tool list changed ({len(self.tools)} tools)")
 
     async def settled(self) -> None:
-        """Wait for the lists being fetched after a change notice, if any."""
-        pending = {t for t in (self._listing, self._cataloguing) if t is not None and not t.done()}
-        if pending:
-            await asyncio.wait(pending, timeout=self.config.timeout)
+        """Wait for a tool list being fetched after a change notice, if any."""
+        listing = self._listing
+        if listing is not None and not listing.done():
+            await asyncio.wait({listing}, timeout=self.config.timeout)
 
     # reporting ----------------------------------------------------------------------------
 

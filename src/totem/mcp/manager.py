@@ -212,8 +212,13 @@ class McpManager:
         """Between steps: rebuild the tools when a server changed its list (list_changed),
         came back with other tools after a restart, or was disabled, or the model loaded
         listed tools. True when they changed."""
+        from totem.mcp.primitives import catalogue
+
         for connection in self.connections.values():
             await connection.settled()
+            if connection.catalogue_stale and connection.ready:
+                connection.catalogue_stale = False
+                await catalogue(connection)
         if not self._loading and self._offers() == self._offered:
             return False
         self._build_tools()
