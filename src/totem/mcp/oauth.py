@@ -200,34 +200,8 @@ def oauth_auth(server: HttpServer, sign_in: SignIn) -> httpx2.Auth:
     port = settings.callback_port or _port_of(tokens.redirect_uri()) or free_port()
     redirect = f"http://127.0.0.1:{port}{CALLBACK_PATH}"
     if settings.client_id:
-        secret = (resolve_secrets({"client_secret": settings.client_secret}, what=server.name)
-                  ["client_secret"] if settings.client_secret else None)
-        tokens.configured = OAuthClientInformationFull(
-            client_id=settings.client_id,
-            client_secret=secret,
-            redirect_uris=[AnyUrl(redirect)],
-            token_endpoint_auth_method="client_secret_basic" if secret else "none",
-        )
-    receiver = LoopbackReceiver(port)
-
-    async def redirect_handler(url: str) -> None:
-        where = urlsplit(url).netloc
-        if sign_in.ask is None:
-            raise SignInError(login_advice(server.name, where))
-        sign_in.in_progress = True
-        if not await sign_in.ask(server.name, where):
-            raise SignInError("signing in was declined")
-        await receiver.open()
-        if sign_in.tell is not None:
-            sign_in.tell(f"Sign in to the MCP server '{server.name}' in the browser: {url}")
-        await sign_in.open_url(url)
-
-    async def callback_handler() -> AuthorizationCodeResult:
-        try:
-            return await receiver.result(sign_in.timeout)
-        finally:
-            sign_in.in_progress = False
-
+        tokens.configured = _registered_client(server, redirect)
+    step = _BrowserStep(server.name, sign_in, LoopbackReceiver(port))
     metadata = OAuthClientMetadata(
         client_name="totem",
         software_id="totem",
@@ -241,7 +215,55 @@ def oauth_auth(server: HttpServer, sign_in: SignIn) -> httpx2.Auth:
         tokens,
         server_url=server.url,
         client_metadata=metadata,
-        redirect_handler=redirect_handler,
-        callback_handler=callback_handler,
+        redirect_handler=step.redirect,
+        callback_handler=step.callback,
         client_metadata_url=settings.client_metadata_url,
     )
+
+
+def _registered_client(server: HttpServer, redirect: str) -> OAuthClientInformationFull:
+    """The client registered beforehand (`oauth: {client_id: ...}`), never stored."""
+    settings = server.oauth
+    assert settings.client_id is not None
+    secret = (resolve_secrets({"client_secret": settings.client_secret}, what=server.name)
+              ["client_secret"] if settings.client_secret else None)
+    return OAuthClientInformationFull(
+        client_id=settings.client_id,
+        client_secret=secret,
+        redirect_uris=[AnyUrl(redirect)],
+        token_endpoint_auth_method="client_secret_basic" if secret else "none",
+    )
+
+
+class _BrowserStep:
+    """The SDK's redirect and callback handlers: ask, listen on the loopback address, open
+    the browser; then wait for the code."""
+
+    def __init__(self, server: str, sign_in: SignIn, receiver: LoopbackReceiver) -> None:
+        self.server = server
+        self.sign_in = sign_in
+        self.receiver = receiver
+
+    async def redirect(self, url: str) -> None:
+        sign_in = self.sign_in
+        where = urlsplit(url).netloc
+        if sign_in.ask is None:
+            raise SignInError(login_advice(self.server, where))
+        sign_in.in_progress = True
+        try:
+            if not await sign_in.ask(self.server, where):
+                raise SignInError("signing in was declined")
+            await self.receiver.open()
+            if sign_in.tell is not None:
+                sign_in.tell(f"Sign in to the MCP server '{self.server}' in the browser: {url}")
+            await sign_in.open_url(url)
+        except BaseException:
+            sign_in.in_progress = False
+            await self.receiver.close()
+            raise
+
+    async def callback(self) -> AuthorizationCodeResult:
+        try:
+            return await self.receiver.result(self.sign_in.timeout)
+        finally:
+            self.sign_in.in_progress = False
