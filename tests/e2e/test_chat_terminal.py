@@ -263,7 +263,7 @@ def test_an_mcp_resource_mention_and_a_server_prompt(chat: Any) -> None:
     assert "start the MCP server 'everything'" in terminal.screen
     terminal.send(b"y\r")
     terminal.expect("The architecture.")
-    assert f"(attached: everything:{doc})" in terminal.screen
+    assert f"Attached everything:{doc}." in terminal.screen
     terminal.expect("› ", 2)
     terminal.send(b"/everything:args-pr\t")  # Tab completes the server's prompt
     terminal.send(b" Paris\r")

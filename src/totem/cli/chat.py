@@ -13,19 +13,15 @@ import signal
 import sys
 from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from totem.abort import AbortSignal
 from totem.cli.exit_codes import EXIT_OK, EXIT_USAGE
 from totem.cli.interact import answer_in_terminal
 from totem.cli.lines import LineReader
 from totem.cli.render import TextRenderer
-from totem.events import Event, RunFinished
+from totem.events import RunFinished
 from totem.messages import Usage
 from totem.settings.config import ConfigError
-
-if TYPE_CHECKING:
-    from totem.session.service import SessionService
 
 __all__ = ["chat_command"]
 
@@ -58,7 +54,7 @@ async def _chat(args: argparse.Namespace, mcp_words: list[Callable[[], list[str]
     print(f"totem {__version__} · {label} · {service.root}\n{HELP}")
     from totem.session.mcp_input import mcp_completions
 
-    mcp_words.append(lambda: mcp_completions(service))
+    mcp_words.append(lambda: mcp_completions(service.toolset))
     loop = asyncio.get_running_loop()
     renderer = TextRenderer()
     reader = LineReader(bracketed_paste=True)
@@ -102,12 +98,7 @@ async def _chat(args: argparse.Namespace, mcp_words: list[Callable[[], list[str]
             abort = AbortSignal()
             current.append(abort)
             try:
-                model_text = await _mcp_text(service, label, text, renderer, reader, abort)
-                if model_text is None:
-                    continue
-                runs = service.run(session, text, abort=abort, model=args.model,
-                                   model_text=model_text or None)
-                async for event in runs:
+                async for event in service.run(session, text, abort=abort, model=args.model):
                     renderer.show(event)
                     await answer_in_terminal(
                         event, service=service, reader=reader, abort=abort
@@ -122,36 +113,6 @@ async def _chat(args: argparse.Namespace, mcp_words: list[Callable[[], list[str]
         reader.close()
         loop.remove_signal_handler(signal.SIGINT)
         await service.aclose()
-
-
-async def _mcp_text(
-    service: SessionService, label: str, text: str, renderer: TextRenderer,
-    reader: LineReader, abort: AbortSignal,
-) -> str | None:
-    """What the model gets for text with `@server:uri` or `/server:prompt`: "" when there
-    is none; None when it cannot be served (said on the screen). The servers' start
-    questions are asked here, as in a run."""
-    from totem.session.mcp_input import McpInputError, mcp_input
-
-    events: asyncio.Queue[Event] = asyncio.Queue()
-    expanding = asyncio.ensure_future(mcp_input(service, label, text, events.put_nowait))
-    while not (expanding.done() and events.empty()):
-        getting = asyncio.ensure_future(events.get())
-        await asyncio.wait({getting, expanding}, return_when=asyncio.FIRST_COMPLETED)
-        if not getting.done():
-            getting.cancel()
-            continue
-        renderer.show(getting.result())
-        await answer_in_terminal(getting.result(), service=service, reader=reader, abort=abort)
-    try:
-        expansion = expanding.result()
-    except McpInputError as exc:
-        print(f"! {exc}", flush=True)
-        return None
-    if expansion is None:
-        return ""
-    print(f"(attached: {', '.join(expansion.attached)})", flush=True)
-    return expansion.model_text
 
 
 def _complete_commands(root: Path, mcp_words: list[Callable[[], list[str]]]) -> None:

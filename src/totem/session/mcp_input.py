@@ -1,43 +1,75 @@
 """`@server:uri` mentions and `/server:prompt` commands in what the person types, made into
-what the model receives (mcp/mentions.py does the work; this starts the servers first).
+what the model receives, for every client of the session (mcp/mentions.py does the work).
 
-    expansion = await mcp_input(service, label, text, emit)   # None: no MCP in the text
+    events = with_mcp_input(toolset, agent, text, run)   # run(model_text) -> the run's events
 
-The servers start as they do for a run (each asking first, through `emit`), so a mention in
-the first message of a session works; later runs reuse them.
+The servers start first, as they do for a run (each asking, through the same stream of
+events, so any client answers as it answers a run's questions); then the run gets the text
+with the resources attached, or the prompt. Input that cannot be served ends the stream
+with a notice saying why and a RunFinished("error"); nothing is sent to the model.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import asyncio
+from collections.abc import AsyncIterator, Callable
 from typing import TYPE_CHECKING
 
-from totem.events import Event
+from totem.events import Event, Notice, RunFinished
 from totem.mcp.mentions import Expansion, McpInputError, mentions_mcp
 
 if TYPE_CHECKING:
-    from totem.session.service import SessionService
+    from totem.run.agent import Agent
+    from totem.session.toolset import Toolset
 
-__all__ = ["McpInputError", "mcp_completions", "mcp_input"]
+__all__ = ["mcp_completions", "mentions_servers", "with_mcp_input"]
 
 
-async def mcp_input(
-    service: SessionService, label: str, text: str, emit: Callable[[Event], None]
+def mentions_servers(toolset: Toolset, text: str) -> bool:
+    """Whether `text` names a configured MCP server (cheap: nothing is started)."""
+    return toolset.mcp_config is not None and mentions_mcp(text, toolset.mcp_config.servers)
+
+
+async def with_mcp_input(
+    toolset: Toolset,
+    agent: Agent,
+    text: str,
+    run: Callable[[str | None], AsyncIterator[Event]],
+) -> AsyncIterator[Event]:
+    events: asyncio.Queue[Event] = asyncio.Queue()
+    expanding = asyncio.ensure_future(_expand(toolset, agent, text, events.put_nowait))
+    while not (expanding.done() and events.empty()):
+        getting = asyncio.ensure_future(events.get())
+        await asyncio.wait({getting, expanding}, return_when=asyncio.FIRST_COMPLETED)
+        if getting.done():
+            yield getting.result()
+        else:
+            getting.cancel()
+    try:
+        expansion = expanding.result()
+    except McpInputError as exc:
+        yield Notice(str(exc), "warning")
+        yield RunFinished("error", str(exc))
+        return
+    if expansion is not None:
+        yield Notice(f"Attached {', '.join(expansion.attached)}.")
+    async for event in run(expansion.model_text if expansion is not None else None):
+        yield event
+
+
+async def _expand(
+    toolset: Toolset, agent: Agent, text: str, emit: Callable[[Event], None]
 ) -> Expansion | None:
-    toolset = service.toolset
-    if toolset.mcp_config is None or not mentions_mcp(text, toolset.mcp_config.servers):
-        return None
-    await toolset.mcp_tools(service.agent(label), emit)
+    await toolset.mcp_tools(agent, emit)
     assert toolset.mcp is not None
     from totem.mcp.mentions import expand_input
 
     return await expand_input(toolset.mcp, text)
 
 
-def mcp_completions(service: SessionService) -> list[str]:
+def mcp_completions(toolset: Toolset) -> list[str]:
     """What Tab may complete to: each resource and prompt of the running servers; before
     they start, `@server:` and `/server:` for each configured one."""
-    toolset = service.toolset
     if toolset.mcp is not None:
         from totem.mcp.mentions import completions
 

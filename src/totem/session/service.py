@@ -318,11 +318,12 @@ class SessionService:
         model: str | None = None,
         max_steps: int | None = None,
         agent_name: str | None = None,
-        model_text: str | None = None,
     ) -> AsyncIterator[Event]:
-        """A run of `text`; the model gets `model_text` instead when given (an MCP resource
-        attached, a server's prompt), or a project command's prompt."""
+        """A run of `text`; the model gets a project command's prompt for `/name`, the text
+        with MCP resources attached for `@server:uri`, a server's prompt for
+        `/server:prompt` (session/mcp_input.py)."""
         from totem.session.commands import expand, load_commands
+        from totem.session.mcp_input import mentions_servers, with_mcp_input
 
         definition = None
         if agent_name:
@@ -339,9 +340,8 @@ class SessionService:
         if not session.title:
             session.title = text.strip().splitlines()[0][:80] if text.strip() else ""
             self.store.set_title(session.id, session.title)
-        expansion = (expand(text, load_commands(self.root))
-                     if text.startswith("/") and model_text is None else None)
-        model_text = expansion.model_text if expansion is not None else model_text
+        expansion = expand(text, load_commands(self.root)) if text.startswith("/") else None
+        model_text = expansion.model_text if expansion is not None else None
         self._warn_about_tools(agent)
         if self._knowledge_for(agent):  # the pages of earlier searches; a new one before step 1
             prompt = text if expansion is None else None
@@ -349,6 +349,9 @@ class SessionService:
             agent.preparers = [*agent.preparers, functools.partial(
                 self._before_first_step, agent, base, prompt, session.id)]
         events = run_events(agent, session.id, text, abort=abort, model_text=model_text)
+        if expansion is None and mentions_servers(self.toolset, text):
+            events = with_mcp_input(self.toolset, agent, text, lambda given: run_events(
+                agent, session.id, text, abort=abort, model_text=given))
         return self._with_notices(events)
 
     async def _before_first_step(
