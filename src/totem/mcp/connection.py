@@ -267,7 +267,8 @@ class Connection:
                 self.detail = f"it stopped while {tool} was running"
                 raise McpServerError(
                     f"The MCP server '{self.name}' stopped while {tool} was running; it is "
-                    "started again when one of its tools is used next.",
+                    f"{'started' if self.config.kind == 'stdio' else 'connected'} again when "
+                    "one of its tools is used next.",
                     output=self._output(),
                 ) from None
             raise McpServerError(

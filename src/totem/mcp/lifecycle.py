@@ -64,10 +64,10 @@ class Reviver:
                 connection.state = "crashed"
                 why = exc.message
                 continue
-            self.notice(f"The MCP server '{name}' had stopped ({why}); it was started again.",
-                        "info")
-            return (f"[The MCP server '{name}' had stopped ({why}) and was started again "
-                    "for this call; anything it kept from earlier calls is gone.]")
+            again = "started again" if connection.config.kind == "stdio" else "connected again"
+            self.notice(f"The MCP server '{name}' had stopped ({why}); it was {again}.", "info")
+            return (f"[The MCP server '{name}' had stopped ({why}) and was {again} for this "
+                    "call; anything it kept from earlier calls may be gone.]")
 
 
 def _disabled(connection: Connection) -> str:
