@@ -11,6 +11,7 @@ import argparse
 import asyncio
 import signal
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 from totem.abort import AbortSignal
@@ -26,7 +27,8 @@ __all__ = ["chat_command"]
 
 HELP = (
     "/new starts a new session · /compact summarizes older turns · /exit leaves · "
-    "Ctrl-C stops the current answer"
+    "Ctrl-C stops the current answer · @server:uri attaches an MCP resource · "
+    "/server:prompt sends an MCP server's prompt (Tab completes both)"
 )
 
 
@@ -38,7 +40,7 @@ def _token_line(
     return f"── {usage.input:,} in{cached} · {usage.output:,} out{money} · {steps} steps · {model}"
 
 
-async def _chat(args: argparse.Namespace) -> int:
+async def _chat(args: argparse.Namespace, mcp_words: list[Callable[[], list[str]]]) -> int:
     from totem import __version__
     from totem.session.service import SessionService
 
@@ -50,6 +52,9 @@ async def _chat(args: argparse.Namespace) -> int:
     label = service.model_label(session, args.model)
     service.agent(label)  # fail early on a bad configuration
     print(f"totem {__version__} · {label} · {service.root}\n{HELP}")
+    from totem.session.mcp_input import mcp_completions
+
+    mcp_words.append(lambda: mcp_completions(service.toolset))
     loop = asyncio.get_running_loop()
     renderer = TextRenderer()
     reader = LineReader(bracketed_paste=True)
@@ -110,8 +115,9 @@ async def _chat(args: argparse.Namespace) -> int:
         await service.aclose()
 
 
-def _complete_commands(root: Path) -> None:
-    """Tab completes the project's /commands (and the chat's own)."""
+def _complete_commands(root: Path, mcp_words: list[Callable[[], list[str]]]) -> None:
+    """Tab completes the project's /commands (and the chat's own), and MCP resources and
+    prompts (`@server:uri`, `/server:prompt`) once the chat can name them."""
     try:
         import readline
     except ImportError:
@@ -122,9 +128,11 @@ def _complete_commands(root: Path) -> None:
     builtin = ["/compact", "/exit", "/help", "/new"]
 
     def completer(text: str, state: int) -> str | None:
-        if not text.startswith("/"):
+        if not text.startswith(("/", "@")):
             return None
-        found = sorted({*complete(text, commands), *(b for b in builtin if b.startswith(text))})
+        mcp = [w for words in mcp_words for w in words() if w.startswith(text)]
+        found = sorted({*complete(text, commands), *(b for b in builtin if b.startswith(text)),
+                        *mcp})
         return found[state] if state < len(found) else None
 
     readline.set_completer_delims(" \t\n")
@@ -135,10 +143,11 @@ def _complete_commands(root: Path) -> None:
 def chat_command(args: argparse.Namespace) -> int:
     from totem.cli.trust import settle_trust
 
-    _complete_commands(Path.cwd())
+    mcp_words: list[Callable[[], list[str]]] = []
+    _complete_commands(Path.cwd(), mcp_words)
     try:
         settle_trust(Path.cwd().resolve(), trust=False, interactive=sys.stdin.isatty())
-        return asyncio.run(_chat(args))
+        return asyncio.run(_chat(args, mcp_words))
     except ConfigError as exc:
         print(f"totem: {exc}", file=sys.stderr)
         return EXIT_USAGE

@@ -65,7 +65,7 @@ from totem.run.compaction import (
 from totem.run.execute import ABORTED_OUTPUT, Stop, ToolRunner
 from totem.run.recorder import StepRecorder
 from totem.run.textcalls import params_of, parse_text_tool_calls
-from totem.tools.base import tool_spec
+from totem.tools.base import is_offered, tool_spec
 from totem.tools.read_first import CHANGING_TOOLS
 
 __all__ = ["Agent", "Run", "run_events"]
@@ -83,6 +83,12 @@ REPEAT_NOTE = (
     "You are repeating the same tool call and getting the same result. Do not call any tool. "
     "Answer now with what you have."
 )
+
+
+def _change_notice(*, new: set[str] | frozenset[str], gone: set[str] | frozenset[str]) -> str:
+    parts = [f"{label}: {', '.join(sorted(names))}"
+             for label, names in (("new", new), ("gone", gone)) if names]
+    return f"The tools changed ({'; '.join(parts)})." if parts else "The tools changed."
 
 
 class Run:
@@ -157,7 +163,26 @@ class Run:
             for tool in await prepare(self.asks):
                 if tool.name not in self.tools:
                     self.tools[tool.name] = tool
-                    self.specs = [*self.specs, tool_spec(tool)]
+                    if is_offered(tool):
+                        self.specs = [*self.specs, tool_spec(tool)]
+
+    async def _refresh(self) -> None:
+        """Tools that changed since the last step (a server's new list) replace the old."""
+        if self.nested:
+            return
+        for refresh in self.agent.refreshers:
+            change = await refresh()
+            if change is None:
+                continue
+            for name in change.removed:
+                self.tools.pop(name, None)
+            self.tools.update({tool.name: tool for tool in change.added})
+            shown = {s.name for s in self.specs} & change.removed
+            offered = [tool for tool in change.added if is_offered(tool)]
+            now = {tool.name for tool in offered}
+            self.specs = [*(s for s in self.specs if s.name not in change.removed | now),
+                          *(tool_spec(tool) for tool in offered)]
+            self.emit(Notice(_change_notice(new=now - shown, gone=shown - now)))
 
     def _keep_hands_off(self) -> None:
         """A small model is refused changes of the files the request says to leave alone."""
@@ -210,6 +235,7 @@ class Run:
         while True:
             if self.steps >= self.agent.max_steps or self.rounds >= self.agent.max_rounds:
                 return await self._closing("step_limit", LIMIT_NOTE)
+            await self._refresh()
             self.steps += 1
             message, calls = await self._query(self.specs)
             if not calls:

@@ -224,6 +224,7 @@ class SessionService:
         )
         if self.toolset.mcp_config is not None:
             agent.preparers.append(functools.partial(self.toolset.mcp_tools, agent))
+            agent.refreshers.append(self.toolset.mcp_changes)
         self._current = agent
         return agent
 
@@ -318,7 +319,11 @@ class SessionService:
         max_steps: int | None = None,
         agent_name: str | None = None,
     ) -> AsyncIterator[Event]:
+        """A run of `text`; the model gets a project command's prompt for `/name`, the text
+        with MCP resources attached for `@server:uri`, a server's prompt for
+        `/server:prompt` (session/mcp_input.py)."""
         from totem.session.commands import expand, load_commands
+        from totem.session.mcp_input import mentions_servers, with_mcp_input
 
         definition = None
         if agent_name:
@@ -344,6 +349,9 @@ class SessionService:
             agent.preparers = [*agent.preparers, functools.partial(
                 self._before_first_step, agent, base, prompt, session.id)]
         events = run_events(agent, session.id, text, abort=abort, model_text=model_text)
+        if expansion is None and mentions_servers(self.toolset, text):
+            events = with_mcp_input(self.toolset, agent, text, lambda given: run_events(
+                agent, session.id, text, abort=abort, model_text=given))
         return self._with_notices(events)
 
     async def _before_first_step(

@@ -38,6 +38,7 @@ __all__ = [
     "ToolKind",
     "ToolResult",
     "ToolSettings",
+    "is_offered",
     "kind_of",
     "parse_arguments",
     "tool_spec",
@@ -68,6 +69,9 @@ class ToolSettings:
     forbidden_commands: list[str] = field(default_factory=list)
     shell: str = "/bin/bash"
     websearch_url: str | None = None  # a SearXNG URL; without one there is no websearch tool
+    # tokens the MCP tools' definitions may take before they are offered by name only;
+    # None: 2,000, and no more than a tenth of the model's window
+    mcp_schema_budget: int | None = None
 
 
 class SnapshotSink(Protocol):
@@ -173,6 +177,12 @@ def kind_of(tool: Tool) -> ToolKind:
             return "integration"
         case _:
             return "builtin"
+
+
+def is_offered(tool: Tool) -> bool:
+    """Whether the model is shown the tool's definition; a tool with `offered = False` may
+    still be called (an MCP tool listed by name only, in mcp_tool_schema's description)."""
+    return bool(getattr(tool, "offered", True))
 
 
 class Tool(Protocol):
