@@ -101,13 +101,16 @@ class Hub:
             return None
         return {"after": self.run_start, "model": self.model}
 
-    async def watch(self, after: int) -> AsyncGenerator[bytes, None]:
-        """The events after `after`, then each new one as it comes, forever."""
+    async def watch(
+        self, after: int, *, until: asyncio.Event | None = None
+    ) -> AsyncGenerator[bytes, None]:
+        """The events after `after`, then each new one as it comes, until `until` is set
+        (the server stops)."""
         if after > self.last_id or after < self.dropped_until:
             yield sse(None, {"type": "resync"})  # this log cannot continue that stream
             after = self.last_id
         yield b"retry: 1000\n\n"
-        while True:
+        while until is None or not until.is_set():
             changed = self._changed
             start = bisect.bisect_right(self.ids, after)
             if start < len(self.ids):
@@ -116,12 +119,33 @@ class Hub:
                 after = self.ids[-1]
                 yield batch
                 continue
-            try:
-                await asyncio.wait_for(changed.wait(), HEARTBEAT)
-            except TimeoutError:
+            if not await _either(changed, until, timeout=HEARTBEAT):
                 yield b": ping\n\n"
 
     # runs ---------------------------------------------------------------------------------
+
+    def compact(self, *, model: str | None, generation: int) -> None:
+        """`/compact` from the page: summarize the older turns now, as a run of its own."""
+        service = self._ready_service(generation)
+        self._new_log()
+        self.cut = count_messages(service.store, self.session_id)
+        self.abort = AbortSignal()
+        self.model = model or ""
+        self.append({"type": "user", "text": "/compact", "model": model or "", "agent": ""})
+        self.task = asyncio.get_running_loop().create_task(self._drive_compact(service))
+
+    async def _drive_compact(self, service: SessionService) -> None:
+        assert self.abort is not None
+        try:
+            session = service.open(session_id=self.session_id)
+            for event in await service.compact(session, abort=self.abort):
+                self._record(event, "")
+            end = {"reason": "finished", "detail": ""}
+        except Exception as exc:  # shown to the person; the server goes on
+            log.exception("compaction failed")
+            end = {"reason": "error", "detail": f"Compacting failed: {type(exc).__name__}: {exc}"}
+        self.append({"type": "run_finished", **end, "steps": 0, "usage": None})
+        self.cut = None
 
     def _ready_service(self, generation: int) -> SessionService:
         if self.service is None or self.generation != generation:
@@ -223,3 +247,16 @@ class Hub:
         if self.service is not None:
             await self.service.aclose()
             self.service = None
+
+
+async def _either(changed: asyncio.Event, until: asyncio.Event | None, *, timeout: float) -> bool:
+    """Wait for `changed` or `until`, at most `timeout` seconds; False when neither came."""
+    waits = [asyncio.ensure_future(changed.wait())]
+    if until is not None:
+        waits.append(asyncio.ensure_future(until.wait()))
+    try:
+        done, _ = await asyncio.wait(waits, timeout=timeout, return_when=asyncio.FIRST_COMPLETED)
+    finally:
+        for task in waits:
+            task.cancel()
+    return bool(done)
