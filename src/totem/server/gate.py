@@ -42,8 +42,9 @@ class _Refused(Exception):
 async def send_refusal(send: Send, status: int, body: bytes, *, kind: str,
                        headers: dict[str, str] | None = None) -> None:
     """A complete answer that also closes the connection."""
-    merged = {**SECURITY_HEADERS, **(headers or {}), "content-type": kind,
-              "content-length": str(len(body)), "connection": "close"}
+    merged = {k.lower(): v for k, v in {**SECURITY_HEADERS, **(headers or {})}.items()}
+    merged |= {k.lower(): v for k, v in (headers or {}).items()}
+    merged |= {"content-type": kind, "content-length": str(len(body)), "connection": "close"}
     await send({"type": "http.response.start", "status": status,
                 "headers": [(k.lower().encode(), v.encode()) for k, v in merged.items()]})
     await send({"type": "http.response.body", "body": body})
