@@ -204,14 +204,18 @@ def test_an_open_tab_keeps_working_when_the_server_restarts(
         page = open_page(first)
         send(page, "first")
         shows(page, "Answered.")
-    with Served(root, args=["--port", str(port)]):
-        page.reload()
-        wait_js(page, "window.totem && window.totem.loadedAt !== null")
-        wait_js(page, "document.querySelector('#banner').hidden")
+        wait_js(page, "!window.totem.chat.running")
+    wait_js(page, "!document.querySelector('#banner').hidden")  # the stream was cut
+    with Served(root, args=["--port", str(port)]) as second:
+        assert second.token == first.token
+        wait_js(page, "document.querySelector('#banner').hidden")  # its stream came back
         send(page, "second")
         wait_js(page, "document.querySelectorAll('#conversation .msg-user').length === 2")
         wait_js(page, "[...document.querySelectorAll('#conversation .md')]"
                       ".filter(m => m.textContent.includes('Answered.')).length === 2")
+        page.reload()
+        wait_js(page, "window.totem && window.totem.loadedAt !== null")
+        assert page.locator("#conversation .msg-user").count() == 2
 
 
 def test_the_page_without_its_token_is_styled_within_its_policy(

@@ -181,7 +181,9 @@ class App {
   async newSession() {
     const { session } = await api("/api/sessions", { method: "POST", body: { model: this.currentModel() } });
     this.sessions.unshift(session);
-    location.hash = `#/s/${session.id}`;
+    this.session = session;
+    await this.openSession(session.id);
+    location.hash = `#/s/${session.id}`; // route() finds it open already
     return session;
   }
 
@@ -207,10 +209,7 @@ class App {
     const model = this.currentModel();
     const agent = $("agent-picker").value || null;
     try {
-      if (!this.session) {
-        const session = await this.newSession();
-        await this.openSession(session.id);
-      }
+      if (!this.session) await this.newSession();
       prompt.value = "";
       this.autosize();
       await this.chat.send(text, { model, agent });

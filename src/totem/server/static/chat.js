@@ -140,13 +140,18 @@ export class Chat {
       if (ev.type === "resync") { this.open(id); return; }
       this.handle(ev);
     };
-    source.onopen = () => this.app.banner(null);
+    source.onopen = () => { // clears only what the stream itself said
+      if (this.streamBanner) this.app.banner(null);
+      this.streamBanner = false;
+    };
     source.onerror = () => {
       if (this.source !== source) return;
       if (source.readyState === EventSource.CLOSED) {
+        this.streamBanner = true;
         this.app.banner("Lost the connection to totem serve. Reload the page (or open the URL it printed).");
         setTimeout(() => { if (this.source === source && this.sessionId === id) this.open(id).catch(() => {}); }, 3000);
       } else {
+        this.streamBanner = true;
         this.app.banner("Reconnecting…");
       }
     };
