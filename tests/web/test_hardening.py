@@ -220,3 +220,32 @@ def test_too_many_connections_get_503(tmp_path_factory: pytest.TempPathFactory) 
             for sock in held:
                 sock.close()
         assert capped.request("GET", "/api/info")[0] == 200
+
+
+def test_the_listening_socket_gets_tcp_nodelay_on_its_connections() -> None:
+    """asyncio sets TCP_NODELAY on accepted sockets only when the listener names TCP; without
+    it every answer after the first on a keep-alive connection waits for a delayed ACK."""
+    import socket
+
+    from totem.server import listening_socket
+
+    with listening_socket("127.0.0.1", 0) as sock:
+        assert sock.proto == socket.IPPROTO_TCP
+
+
+def test_the_server_stops_at_once_with_event_streams_open(
+    tmp_path_factory: pytest.TempPathFactory,
+) -> None:
+    tmp = tmp_path_factory.mktemp("stop")
+    served = Served(project(tmp, scripted(tmp, [])))
+    with served:
+        sid = served.new_session()
+        streams = [connect(served.port) for _ in range(3)]
+        for sock in streams:
+            sock.sendall(_head(served, "GET", f"/api/sessions/{sid}/events"))
+            assert sock.recv(65536).startswith(b"HTTP/1.1 200")
+    assert served.process is not None and served.process.returncode == 0
+    assert all(closed_by_server(sock, within=CUT_WITHIN) for sock in streams)
+    for sock in streams:
+        sock.close()
+    assert "graceful shutdown exceeded" not in "".join(served.output)

@@ -34,10 +34,12 @@ def page_url(host: str, port: int, token: str) -> str:
     return f"http://{shown}:{port}/?token={token}"
 
 
-def _listen(host: str, port: int) -> socket.socket:
+def listening_socket(host: str, port: int) -> socket.socket:
     """The listening socket (OSError when the address is taken or not ours)."""
     family = socket.AF_INET6 if ":" in host else socket.AF_INET
-    sock = socket.socket(family, socket.SOCK_STREAM)
+    # IPPROTO_TCP named: asyncio sets TCP_NODELAY only on sockets that say so, and without
+    # it each answer after the first on a connection waits ~40 ms for a delayed ACK
+    sock = socket.socket(family, socket.SOCK_STREAM, socket.IPPROTO_TCP)
     try:
         sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         sock.bind((host.strip("[]") or "0.0.0.0", port))
@@ -70,7 +72,7 @@ async def serve(
     from totem.server.token import stable_token
 
     limits = limits or Limits()
-    sock = _listen(host, port)
+    sock = listening_socket(host, port)
     bound = int(sock.getsockname()[1])
     token = token or stable_token()
     app = create_app(root, store=store, token=token, host=host, port=bound, limits=limits,
@@ -94,7 +96,7 @@ async def serve(
         await (stop or asyncio.Event()).wait()
         await warming
     finally:
-        app.state.totem.closing.set()
+        app.state.totem.close_streams()
         await server.shutdown(sockets=[sock])
 
 

@@ -64,7 +64,7 @@ def create_app(
         try:
             yield
         finally:
-            state.closing.set()
+            state.close_streams()
             await state.aclose()
             if owned:
                 store.close()

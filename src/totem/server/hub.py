@@ -87,6 +87,11 @@ class Hub:
         self._changed = asyncio.Event()
         return event_id
 
+    def wake(self) -> None:
+        """Wake every watcher (the server stops: they see `until` set and end)."""
+        self._changed.set()
+        self._changed = asyncio.Event()
+
     def _new_log(self) -> None:
         """A run starts: keep only the previous run's events (a slow watcher may need them)."""
         keep = bisect.bisect_right(self.ids, self.run_start)
@@ -105,7 +110,7 @@ class Hub:
         self, after: int, *, until: asyncio.Event | None = None
     ) -> AsyncGenerator[bytes, None]:
         """The events after `after`, then each new one as it comes, until `until` is set
-        (the server stops)."""
+        (the server stops; `wake` then ends the wait)."""
         if after > self.last_id or after < self.dropped_until:
             yield sse(None, {"type": "resync"})  # this log cannot continue that stream
             after = self.last_id
@@ -119,7 +124,9 @@ class Hub:
                 after = self.ids[-1]
                 yield batch
                 continue
-            if not await _either(changed, until, timeout=HEARTBEAT):
+            try:
+                await asyncio.wait_for(changed.wait(), HEARTBEAT)
+            except TimeoutError:
                 yield b": ping\n\n"
 
     # runs ---------------------------------------------------------------------------------
@@ -248,15 +255,3 @@ class Hub:
             await self.service.aclose()
             self.service = None
 
-
-async def _either(changed: asyncio.Event, until: asyncio.Event | None, *, timeout: float) -> bool:
-    """Wait for `changed` or `until`, at most `timeout` seconds; False when neither came."""
-    waits = [asyncio.ensure_future(changed.wait())]
-    if until is not None:
-        waits.append(asyncio.ensure_future(until.wait()))
-    try:
-        done, _ = await asyncio.wait(waits, timeout=timeout, return_when=asyncio.FIRST_COMPLETED)
-    finally:
-        for task in waits:
-            task.cancel()
-    return bool(done)

@@ -298,6 +298,12 @@ class ServerState:
         self.settings_changed()
         return True, message
 
+    def close_streams(self) -> None:
+        """The server stops: every event stream ends now."""
+        self.closing.set()
+        for hub in self.hubs.values():
+            hub.wake()
+
     async def aclose(self) -> None:
         for hub in list(self.hubs.values()):
             await hub.aclose()
