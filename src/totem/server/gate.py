@@ -54,6 +54,10 @@ def json_error(message: str) -> bytes:
     return json.dumps({"error": message}).encode()
 
 
+def _has_body(scope: Scope) -> bool:
+    return any(name in (b"content-length", b"transfer-encoding") for name, _ in scope["headers"])
+
+
 class Gate:
     def __init__(self, app: ASGIApp, *, guard: Guard, limits: Limits) -> None:
         self.app = app
@@ -66,11 +70,14 @@ class Gate:
             return
         try:
             self._check_head(scope)
-            body = await self._read_body(scope, receive)
+            body = await self._read_body(receive) if _has_body(scope) else b""
         except _Refused as refused:
             await self._refuse(scope, send, refused)
             return
         if body is None:  # the client went away
+            return
+        if not _has_body(scope):  # the server's own empty message stays for the application
+            await self.app(scope, receive, send)
             return
         given = False
 
@@ -107,25 +114,25 @@ class Gate:
         if declared is not None and int(declared) > self.limits.max_body:
             raise _Refused(413, f"the body is larger than {self.limits.max_body} bytes")
 
-    async def _read_body(self, scope: Scope, receive: Receive) -> bytes | None:
+    async def _read_body(self, receive: Receive) -> bytes | None:
         chunks: list[bytes] = []
         size = 0
-        loop = asyncio.get_running_loop()
-        deadline = loop.time() + self.limits.body_timeout
-        while True:
-            try:
-                message = await asyncio.wait_for(receive(), max(0.0, deadline - loop.time()))
-            except TimeoutError:
-                raise _Refused(408, "the body did not arrive in time") from None
-            if message["type"] == "http.disconnect":
-                return None
-            chunk = message.get("body", b"")
-            size += len(chunk)
-            if size > self.limits.max_body:
-                raise _Refused(413, f"the body is larger than {self.limits.max_body} bytes")
-            chunks.append(chunk)
-            if not message.get("more_body", False):
-                return b"".join(chunks)
+        try:
+            async with asyncio.timeout(self.limits.body_timeout):
+                while True:
+                    message = await receive()
+                    if message["type"] == "http.disconnect":
+                        return None
+                    chunk = message.get("body", b"")
+                    size += len(chunk)
+                    if size > self.limits.max_body:
+                        raise _Refused(413, f"the body is larger than {self.limits.max_body} "
+                                       "bytes")
+                    chunks.append(chunk)
+                    if not message.get("more_body", False):
+                        return b"".join(chunks)
+        except TimeoutError:
+            raise _Refused(408, "the body did not arrive in time") from None
 
     async def _refuse(self, scope: Scope, send: Send, refused: _Refused) -> None:
         head = self.head(scope)

@@ -125,7 +125,8 @@ class Hub:
                 yield batch
                 continue
             try:
-                await asyncio.wait_for(changed.wait(), HEARTBEAT)
+                async with asyncio.timeout(HEARTBEAT):
+                    await changed.wait()
             except TimeoutError:
                 yield b": ping\n\n"
 
