@@ -144,10 +144,10 @@ class ServerState:
         """The project's sessions, those holding every word of `query` when it has some."""
         running = {sid for sid, hub in self.hubs.items() if hub.running}
         if query.split():
-            from totem.server import session_admin
+            from totem.server.session_admin import search
 
             threads = thread_ids(self.store, self.project)
-            listed = [info_json(s) for s in session_admin.search(
+            listed = [info_json(s) for s in search(
                 self.store, self.project, query.split()) if s.id not in threads]
         else:
             listed = session_list(self.store, self.project)
@@ -164,15 +164,14 @@ class ServerState:
 
     def delete(self, session_id: str) -> str | None:
         """Delete the session (not while it runs); what went wrong, or None."""
-        from totem.server import session_admin
+        from totem.server.session_admin import delete
 
         if self._session(session_id) is None:
             return "no such session in this project"
         hub = self.hubs.get(session_id)
         if hub is not None and hub.running:
             return "stop the run before deleting the session"
-        session_admin.delete(self.store, session_id,
-                             threads=thread_ids(self.store, self.project))
+        delete(self.store, session_id, threads=thread_ids(self.store, self.project))
         gone = self.hubs.pop(session_id, None)
         if gone is not None:
             asyncio.get_running_loop().create_task(gone.aclose())
