@@ -266,6 +266,12 @@ def test_code_blocks_have_a_copy_button(tmp_path: Path, open_page: Any) -> None:
         page.keyboard.press("Enter")
         wait_js(page, "navigator.clipboard.readText().then(t => t === 'second block')")
         assert "Copy" not in page.inner_text("#conversation pre code")
+        page.reload()  # the stored answer gets its "Fork from here", reached by Tab too
+        page.wait_for_selector("#conversation pre .copy")
+        page.focus("#conversation pre .copy >> nth=1")
+        page.keyboard.press("Tab")
+        assert page.evaluate("document.activeElement.textContent") == "Fork from here"
+        assert page.evaluate("getComputedStyle(document.activeElement).opacity") == "1"
 
 
 def test_compact_runs_from_the_page(tmp_path: Path, open_page: Any) -> None:
