@@ -73,9 +73,16 @@ def _shot(page: Any, folder: Path, name: str) -> Path:
 
 
 def _no_horizontal_overflow(page: Any) -> None:
+    """Nothing wider than the window, and no view that scrolls sideways inside it (a code
+    block may: it scrolls by itself)."""
     widths = page.evaluate("[document.documentElement.scrollWidth, window.innerWidth, "
                            "document.body.scrollWidth]")
     assert widths[0] <= widths[1] and widths[2] <= widths[1], widths
+    wide = page.evaluate("[...document.querySelectorAll('.view:not([hidden]) .page, "
+                         ".view:not([hidden]) .conversation, .composer, .chat-head')]"
+                         ".filter(el => el.offsetParent && el.scrollWidth > el.clientWidth)"
+                         ".map(el => el.className)")
+    assert wide == []
 
 
 def _inside_viewport(page: Any, selector: str) -> None:
@@ -106,6 +113,7 @@ def test_a_phone_sees_the_whole_page_and_the_sessions_in_a_drawer(
         assert phone.evaluate("document.activeElement.id") == "menu"
         phone.click("#menu")
         phone.wait_for_selector("#sidebar #session-search", state="visible")
+        wait_js(phone, "document.querySelector('#sidebar').getBoundingClientRect().x === 0")
         _shot(phone, tmp_path, "phone-drawer")
         phone.click("#session-list .session")
         phone.wait_for_selector("#sidebar #session-search", state="hidden")
@@ -119,8 +127,21 @@ def test_a_phone_sees_the_whole_page_and_the_sessions_in_a_drawer(
         phone.click("#menu")
         phone.click("#tabs >> text=Settings")
         phone.wait_for_selector("#settings-view .page")
+        phone.wait_for_selector("#sidebar", state="hidden")
+        assert phone.inner_text("#topbar-title") == "Settings"
         _no_horizontal_overflow(phone)
         _shot(phone, tmp_path, "phone-settings")
+        phone.click("#menu")
+        phone.click("#tabs >> text=Agents")
+        phone.wait_for_selector(".agent-item[data-agent='builtin/explore']")
+        _no_horizontal_overflow(phone)
+        phone.set_viewport_size({"width": 360, "height": 740})  # the narrowest it is made for
+        phone.click("#menu")
+        phone.click("#session-list .session")  # the session, whose title the top bar shows
+        wait_js(phone, "document.querySelector('#topbar-title').textContent.startsWith('Refactor')")
+        wait_js(phone, "document.querySelector('#conversation pre code') !== null")
+        _no_horizontal_overflow(phone)
+        _inside_viewport(phone, "#send")
 
 
 def test_a_model_server_that_is_down_offers_retry_and_another_model(

@@ -87,13 +87,16 @@ class App {
     $("chat-view").hidden = tab !== "chat";
     $("agents-view").hidden = tab !== "agents";
     $("settings-view").hidden = tab !== "settings";
+    if (tab !== "chat") $("topbar-title").textContent = tab === "agents" ? "Agents" : "Settings";
+    else if (!hash.startsWith("#/s/")) $("topbar-title").textContent = "New session";
     try {
       if (tab === "agents") return await this.agents.show();
       if (tab === "settings") return await this.settings.show();
       const match = hash.match(/^#\/s\/([\w-]+)/);
       const id = match ? match[1] : null;
       if (id && (!this.session || this.session.id !== id || !this.chat.sessionId)) await this.openSession(id);
-      else if (!id) this.showEmpty();
+      else if (id) this.showHead();
+      else this.showEmpty();
     } catch (err) {
       this.banner(err.message);
     }
