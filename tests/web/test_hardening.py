@@ -249,3 +249,4 @@ def test_the_server_stops_at_once_with_event_streams_open(
     for sock in streams:
         sock.close()
     assert "graceful shutdown exceeded" not in "".join(served.output)
+

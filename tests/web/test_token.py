@@ -1,15 +1,19 @@
 """The token of `totem serve` stays the same across restarts (a 0600 file in the user's data
 dir), `--new-token` replaces it, and it is printed only in the URL to open. `totem run`
-loads nothing of the web server."""
+loads nothing of the web server; another ASGI server can serve the application."""
 
 from __future__ import annotations
 
+import http.client
 import json
+import os
+import signal
 import stat
 import subprocess
 import sys
 from pathlib import Path
 
+from tests.support.ports import free_port, http_ok, port_open, wait_until_serving
 from tests.support.web_serve import Served, project, scripted
 
 
@@ -64,3 +68,32 @@ def test_totem_run_loads_nothing_of_the_web_server(tmp_path: Path) -> None:
     loaded = {line.rsplit("|", 1)[-1].strip() for line in done.stderr.splitlines() if "|" in line}
     assert "totem.session.service" in loaded  # the import log is the one of the run
     assert not {"starlette", "uvicorn", "h11", "totem.server"} & loaded
+
+
+def test_the_app_runs_under_another_asgi_server(tmp_path: Path) -> None:
+    """`totem.server.app:create_app` is an ASGI application factory: here uvicorn's own
+    command line serves it, with the kept token and every check of `totem serve`."""
+    root = project(tmp_path, scripted(tmp_path, []))
+    env = dict(os.environ, XDG_DATA_HOME=str(tmp_path / "data"),
+               XDG_CONFIG_HOME=str(tmp_path / "config"), PYTHONPATH=":".join(sys.path))
+    port = free_port()
+    server = subprocess.Popen(
+        [sys.executable, "-m", "uvicorn", "--factory", "totem.server.app:create_app",
+         "--host", "127.0.0.1", "--port", str(port), "--no-access-log"],
+        cwd=root, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        wait_until_serving(server, lambda: port_open(port), what="uvicorn", timeout=30)
+        token = (tmp_path / "data" / "totem" / "serve-token").read_text().strip()
+        conn = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
+        conn.request("GET", "/api/info", headers={"Authorization": f"Bearer {token}"})
+        answer = conn.getresponse()
+        assert answer.status == 200 and json.loads(answer.read())["name"] == "project"
+        conn.request("GET", "/api/info", headers={"Authorization": f"Bearer {token}",
+                                                  "Origin": "http://evil.example"})
+        answer = conn.getresponse()
+        assert answer.status == 403 and b"origin" in answer.read()
+        assert not http_ok(f"http://127.0.0.1:{port}/api/info")  # no token: refused
+    finally:
+        server.send_signal(signal.SIGTERM)
+        server.wait(30)
+

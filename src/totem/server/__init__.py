@@ -80,7 +80,8 @@ async def serve(
     for name in ("uvicorn", "uvicorn.error", "uvicorn.access"):
         logging.getLogger(name).setLevel(logging.ERROR)  # no request lines (no tokens) logged
     config = uvicorn.Config(
-        app, http=with_header_timeout(limits.header_timeout), lifespan="on", log_config=None,
+        app, http=with_header_timeout(limits.header_timeout), ws="none", lifespan="on",
+        log_config=None,
         access_log=False, server_header=False, date_header=False,
         timeout_keep_alive=limits.keep_alive, limit_concurrency=limits.max_connections,
         h11_max_incomplete_event_size=limits.max_header_bytes, timeout_graceful_shutdown=5,
