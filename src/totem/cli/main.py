@@ -38,10 +38,11 @@ def _parser() -> object:
     from totem.cli.agents import add_parser as add_agents_parser
 
     add_agents_parser(sub)
-    from totem.cli import models, providers
+    from totem.cli import models, providers, tools
 
     providers.add_parsers(sub)
     models.add_parsers(sub)
+    tools.add_parsers(sub)
     from totem.cli.mcp import add_parser as add_mcp_parser
 
     add_mcp_parser(sub)
@@ -66,7 +67,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = _parser()
     assert isinstance(parser, argparse.ArgumentParser)
     args = parser.parse_args(args_list)
-    if args.command in ("providers", "models"):
+    if args.command in ("providers", "models", "tools"):
         code: int = args.handler(args)
         return code
     if args.command == "run":

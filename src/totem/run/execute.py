@@ -25,6 +25,7 @@ if TYPE_CHECKING:
     from pydantic import BaseModel
 
     from totem.run.agent import Agent
+    from totem.run.hands_off import HandsOff
 
 __all__ = ["ABORTED_OUTPUT", "Stop", "ToolRunner"]
 
@@ -68,6 +69,7 @@ class ToolRunner:
         self.denials = 0
         self.seen_calls: dict[str, int] = {}
         self._read_first: ReadFirst | None = None
+        self.hands_off: HandsOff | None = None  # what the request says not to change
 
     async def execute(self, message: Message, calls: list[ToolPart]) -> None:
         index = 0
@@ -156,6 +158,14 @@ class ToolRunner:
         args = parse_arguments(tool, raw)
         part.input = args.model_dump()
         refused = self.read_first.refusal(tool.name, part.input)
+        if refused is None and self.agent.profile.small:
+            from totem.tools.small import overwrite_refusal
+
+            refused = overwrite_refusal(self.agent.root, tool.name, part.input)
+            if refused is None and self.hands_off:
+                from totem.tools.read_first import changed_paths
+
+                refused = self.hands_off.refusal(changed_paths(tool.name, part.input))
         if refused is not None:
             raise ToolError(refused)
         return args
@@ -190,6 +200,7 @@ class ToolRunner:
             meta=part.meta if part.meta is not None else {},
             asks=self.asks,
             after_write=self.agent.after_write,
+            small_model=self.agent.profile.small,
         )
 
     def finish(self, message: Message, part: ToolPart, output: str, error: bool) -> None:

@@ -20,6 +20,8 @@
     GET    /api/settings/providers  POST /api/settings/providers
     DELETE /api/settings/providers/NAME  POST /api/settings/providers/NAME/test
     GET    /api/settings/detect
+    GET    /api/settings/integrations  POST /api/settings/integrations/NAME/key  (session/
+                                       integration_admin.py: state, a key to the key store)
     POST   /api/trust                         trust the folder: its own .totem config counts
 """
 
@@ -40,6 +42,7 @@ from totem.server.bodies import (
     AnswerBody,
     BadBody,
     ForkBody,
+    IntegrationKeyBody,
     NewSessionBody,
     ProviderBody,
     RenameBody,
@@ -111,6 +114,8 @@ class Api:
             ("/api/settings/providers/{name}", "DELETE", self.remove_provider),
             ("/api/settings/providers/{name}/test", "POST", self.test_provider),
             ("/api/settings/detect", "GET", self.detect),
+            ("/api/settings/integrations", "GET", self.integrations),
+            ("/api/settings/integrations/{name}/key", "POST", self.integration_key),
             ("/api/trust", "POST", self.trust),
         ]
         by_path: dict[str, dict[str, Handler]] = {}
@@ -315,6 +320,29 @@ class Api:
         from totem.server.settings import test_provider
 
         return _json(await test_provider(self.state.root, str(request.path_params["name"])))
+
+    async def integrations(self, request: Request) -> Response:
+        from totem.session.integration_admin import integrations_view
+        from totem.settings.config import ConfigError
+
+        try:
+            return _json({"integrations": integrations_view(self.state.root)})
+        except ConfigError as exc:
+            return error(str(exc))
+
+    async def integration_key(self, request: Request) -> Response:
+        from totem.session.integration_admin import set_integration_key
+        from totem.settings.config import ConfigError
+        from totem.settings.keys import KeyStoreError
+
+        body = parse(IntegrationKeyBody, await request.body())
+        try:
+            message = set_integration_key(str(request.path_params["name"]), body.key,
+                                          base_url=body.base_url, backend=body.backend)
+        except (ValueError, ConfigError, KeyStoreError, OSError) as exc:
+            return self._settings_result((False, str(exc)))
+        self.state.settings_changed()
+        return self._settings_result((True, message))
 
     async def detect(self, request: Request) -> Response:
         from totem.server.settings import detect_servers

@@ -11,8 +11,8 @@ from typing import Annotated, Literal, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-__all__ = ["AgentBody", "AnswerBody", "BadBody", "ForkBody", "NewSessionBody", "ProviderBody",
-           "RenameBody", "ReplyBody", "RunBody", "parse"]
+__all__ = ["AgentBody", "AnswerBody", "BadBody", "ForkBody", "IntegrationKeyBody",
+           "NewSessionBody", "ProviderBody", "RenameBody", "ReplyBody", "RunBody", "parse"]
 
 Name = Annotated[str, Field(max_length=200)]
 ModelLabel = Annotated[str, Field(max_length=300)]
@@ -76,6 +76,12 @@ class ProviderBody(_Body):
     key: Annotated[str, Field(max_length=4000)] = ""
     key_env: Name = ""
     replace: bool = False
+
+
+class IntegrationKeyBody(_Body):
+    key: Annotated[str, Field(max_length=4000)] = ""
+    base_url: Annotated[str, Field(max_length=2000)] = ""
+    backend: Name = ""
 
 
 class BadBody(Exception):
