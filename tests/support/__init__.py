@@ -14,6 +14,7 @@ pytest fixtures only.
     ports               a free port, and waiting until a server answers
     processes           a server process for the length of a `with`; what /proc shows
     project_files       files a test writes into a project
+    raw_http            raw bytes on a socket to a server, as an attacker sends them
     refbin              the reference apply_patch binary (npm)
     required            skip when something is missing, unless the suite requires it
     streams             a provider's stream through the retry policy, and its text and calls
