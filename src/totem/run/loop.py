@@ -261,34 +261,17 @@ class Run:
                 return stop.reason, stop.detail
 
     def _check_answer(self, message: Message) -> tuple[FinishReason, str] | None:
-        """A small model's answer: None after a nudge to look (once per run); a distinct
-        outcome when it claims a change the session did not make; else finished."""
+        """A small model's answer: None after a nudge (what is wrong with it, said to the
+        model as a user message); a distinct outcome when it claims a change the session
+        did not make; else finished."""
         answer = message.text()
         told = "\n".join([self.agent.system, *(s.description for s in self.specs)])
-        if self.answers.copied(answer, told):
-            from totem.prompt.small import copied_nudge
-
-            self.emit(Notice("The answer repeats the instructions the model was given; asking "
-                             "it to answer the request."))
-            self._synthetic_user(copied_nudge(self._request_text()))
-            return None
-        nudge = self.answers.nudge(answer, self.history[self.first:], self._request_text())
-        if nudge is not None:
-            self.emit(Notice("The answer was not checked against the project; asking the "
-                             "model to look with tools first."))
+        review = self.answers.review(answer, run=self.history[self.first:],
+                                     request=self._request_text(), told=told)
+        if review is not None:
+            notice, nudge = review
+            self.emit(Notice(notice))
             self._synthetic_user(nudge)
-            return None
-        absent = self.answers.absent_nudge(answer, self._request_text())
-        if absent is not None:
-            self.emit(Notice("The answer is about something the project does not mention; "
-                             "asking the model to check."))
-            self._synthetic_user(absent)
-            return None
-        act = self.answers.act_nudge(self.history[self.first:], self._request_text())
-        if act is not None:
-            self.emit(Notice("The request asks for a change or a command and none was made; "
-                             "asking the model to do it."))
-            self._synthetic_user(act)
             return None
         if self.answers.unbacked_claim(answer, self.history):
             detail = ("The answer says something was changed, but no change was made in this "
