@@ -42,6 +42,9 @@ def _parser() -> object:
 
     providers.add_parsers(sub)
     models.add_parsers(sub)
+    from totem.cli.history import add_parsers as add_history_parsers
+
+    add_history_parsers(sub)
     from totem.cli.mcp import add_parser as add_mcp_parser
 
     add_mcp_parser(sub)
@@ -66,7 +69,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = _parser()
     assert isinstance(parser, argparse.ArgumentParser)
     args = parser.parse_args(args_list)
-    if args.command in ("providers", "models"):
+    if args.command in ("providers", "models", "sessions", "export", "undo", "redo"):
         code: int = args.handler(args)
         return code
     if args.command == "run":

@@ -339,7 +339,11 @@ class SessionService:
             base, agent.system = agent.system, agent.system + self.knowledge.pages_section()
             agent.preparers = [*agent.preparers, functools.partial(
                 self._before_first_step, agent, base, prompt, session.id)]
-        events = run_events(agent, session.id, text, abort=abort, model_text=model_text)
+        from totem.session.undo import track_changes
+
+        events = track_changes(run_events(agent, session.id, text, abort=abort,
+                                          model_text=model_text),
+                               store=self.store, session_id=session.id)
         return self._with_notices(events)
 
     async def _before_first_step(
