@@ -45,8 +45,9 @@ class Project:
         )
 
     @contextmanager
-    def serve(self, turns: list[dict[str, Any]]) -> Iterator[FakeOpenAIServer]:
-        self.server = FakeOpenAIServer(turns, models=["m"])
+    def serve(self, turns: list[dict[str, Any]],
+              models: tuple[str, ...] = ("m",)) -> Iterator[FakeOpenAIServer]:
+        self.server = FakeOpenAIServer(turns, models=models)
         with self.server.in_thread() as url:
             self.configure(url)
             yield self.server

@@ -25,8 +25,9 @@ from totem.settings.config import ConfigError
 __all__ = ["chat_command"]
 
 HELP = (
-    "/new starts a new session · /compact summarizes older turns · /exit leaves · "
-    "Ctrl-C stops the current answer"
+    "/new starts a new session · /compact summarizes older turns · /undo /redo the last "
+    "request's files · /model switches · /sessions resumes one · @path attaches a file · "
+    "/exit leaves · Ctrl-C stops the current answer"
 )
 
 
@@ -50,6 +51,10 @@ async def _chat(args: argparse.Namespace) -> int:
     label = service.model_label(session, args.model)
     service.agent(label)  # fail early on a bad configuration
     print(f"totem {__version__} · {label} · {service.root}\n{HELP}")
+    from totem.cli.chat_commands import MODEL_CHOICES, ChatState, handle_local, model_choices
+
+    chat = ChatState(session=session, model=args.model, label=label)
+    MODEL_CHOICES[:] = model_choices(service)
     loop = asyncio.get_running_loop()
     renderer = TextRenderer()
     reader = LineReader(bracketed_paste=True)
@@ -77,6 +82,9 @@ async def _chat(args: argparse.Namespace) -> int:
             if text == "/help":
                 print(HELP)
                 continue
+            if await handle_local(text, service=service, state=chat, reader=reader):
+                continue
+            session, label = chat.session, chat.label
             if text == "/compact":
                 abort = AbortSignal()
                 current.append(abort)
@@ -87,13 +95,13 @@ async def _chat(args: argparse.Namespace) -> int:
                     current.clear()
                 continue
             if text == "/new":
-                session = service.open(model=label)
+                chat.session = session = service.open(model=label)
                 print(f"new session {session.id}")
                 continue
             abort = AbortSignal()
             current.append(abort)
             try:
-                async for event in service.run(session, text, abort=abort, model=args.model):
+                async for event in service.run(session, text, abort=abort, model=chat.model):
                     renderer.show(event)
                     await answer_in_terminal(
                         event, service=service, reader=reader, abort=abort
@@ -119,12 +127,18 @@ def _complete_commands(root: Path) -> None:
     from totem.session.commands import complete, load_commands
 
     commands = load_commands(root)
-    builtin = ["/compact", "/exit", "/help", "/new"]
+    from totem.cli.chat_commands import LOCAL_COMMANDS
+
+    builtin = ["/compact", "/exit", "/help", "/new", *LOCAL_COMMANDS]
 
     def completer(text: str, state: int) -> str | None:
-        if not text.startswith("/"):
-            return None
-        found = sorted({*complete(text, commands), *(b for b in builtin if b.startswith(text))})
+        from totem.cli.chat_commands import complete_word
+
+        if text.startswith("/"):
+            found = sorted({*complete(text, commands),
+                            *(b for b in builtin if b.startswith(text))})
+        else:
+            found = complete_word(text, line=readline.get_line_buffer(), root=root)
         return found[state] if state < len(found) else None
 
     readline.set_completer_delims(" \t\n")

@@ -333,6 +333,11 @@ class SessionService:
             self.store.set_title(session.id, session.title)
         expansion = expand(text, load_commands(self.root)) if text.startswith("/") else None
         model_text = expansion.model_text if expansion is not None else None
+        if "@" in text:
+            from totem.session.mentions import with_mentions
+
+            model_text = with_mentions(model_text or text, self.root, redact=self._redact) \
+                or model_text
         self._warn_about_tools(agent)
         if self._knowledge_for(agent):  # the pages of earlier searches; a new one before step 1
             prompt = text if expansion is None else None
