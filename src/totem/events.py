@@ -78,6 +78,7 @@ class ToolEnd:
     output: str  # display-safe
     is_error: bool
     title: str = ""
+    diff: str = ""  # what a file tool changed, as a unified diff
     type: Literal["tool_end"] = "tool_end"
 
 
@@ -89,6 +90,7 @@ class PermissionAsked:
     patterns: list[str]
     title: str
     always: list[str] = field(default_factory=list)  # the rules an "always" reply would store
+    diff: str = ""  # the unified diff of a file change asked for (write, edit, patch)
     type: Literal["permission"] = "permission"
 
 

@@ -203,7 +203,8 @@ class ToolRunner:
         part.state = "error" if error else "completed"
         self.save(message, part)
         shown = output + (" [image]" * len(part.images))
-        self.emit(ToolEnd(part.call_id, part.name, shown, error, part.title))
+        diff = (part.meta or {}).get("diff", "") if not error else ""
+        self.emit(ToolEnd(part.call_id, part.name, shown, error, part.title, diff))
 
     def _check_guards(self, message: Message, part: ToolPart) -> None:
         """Three refusals in a row end the run; so does the same call with the same result

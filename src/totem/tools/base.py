@@ -96,8 +96,10 @@ class ToolContext:
     after_write: Sequence[AfterWrite] = ()  # what write, edit and patch call (tools.hooks)
 
     async def ask(
-        self, permission: str, patterns: list[str], *, title: str, always: list[str] | None = None
+        self, permission: str, patterns: list[str], *, title: str,
+        always: list[str] | None = None, diff: str = "",
     ) -> None:
+        """Ask the person (or the rules) for `permission`; `diff` shows a file change."""
         await self.permission.ask(
             tool=self.tool_name,
             permission=permission,
@@ -105,6 +107,7 @@ class ToolContext:
             title=title,
             always=always,
             emit=self.asks,
+            diff=diff,
         )
 
     async def resolve(self, path: str) -> Path:
