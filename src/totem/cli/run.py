@@ -22,12 +22,26 @@ from totem.cli.exit_codes import (
     EXIT_UNVERIFIED,
     EXIT_USAGE,
 )
+from totem.cli.headless import Budget, ResultCollector, message_from, stdin_bytes
 from totem.cli.interact import answer_in_terminal
 from totem.cli.lines import LineReader
 from totem.cli.render import TextRenderer
-from totem.events import PermissionAsked, QuestionAsked, RunFinished, event_to_dict
+from totem.events import (
+    Event,
+    Notice,
+    PermissionAsked,
+    QuestionAsked,
+    RunFinished,
+    RunStarted,
+    event_to_dict,
+)
 from totem.policy.permission import Mode
 from totem.settings.config import ConfigError
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from totem.session.service import SessionService
+    from totem.store.base import SessionInfo
 
 __all__ = ["run_command", "exit_code"]
 
@@ -52,11 +66,13 @@ async def _run(args: argparse.Namespace) -> int:
     service.questions.interactive = interactive
     await service.prepare()
     model = args.run_model or args.model
-    session = service.open(
-        session_id=args.run_session or args.session,
-        continue_last=args.run_continue or args.continue_last,
-        model=model,
-    )
+    try:
+        message, said = message_from(args.message, stdin_bytes())
+    except ValueError as exc:
+        raise ConfigError(str(exc)) from None
+    if said:
+        print(f"totem: {said}", file=sys.stderr)
+    session = _session(service, args, model)
     abort = AbortSignal()
     loop = asyncio.get_running_loop()
     loop.add_signal_handler(signal.SIGINT, abort.abort)
@@ -64,10 +80,13 @@ async def _run(args: argparse.Namespace) -> int:
     renderer = TextRenderer()
     reader: LineReader | None = None
     finished: RunFinished | None = None
+    budget = Budget(max_cost=args.max_cost, max_tokens=args.max_tokens)
+    collector = ResultCollector()
+    started = ""
     try:
         events = service.run(
             session,
-            " ".join(args.message),
+            message,
             abort=abort,
             model=model,
             max_steps=args.max_steps,
@@ -84,13 +103,52 @@ async def _run(args: argparse.Namespace) -> int:
                 await answer_in_terminal(event, service=service, reader=reader, abort=abort)
             if isinstance(event, RunFinished):
                 finished = event
+            if isinstance(event, RunStarted):
+                started = event.message_id
+            collector.see(event)
+            if budget.exceeded(event):
+                _say(Notice(budget.reason, "warning"), args.format, renderer)
+                abort.abort(budget.reason)
     finally:
         await service.aclose()
         loop.remove_signal_handler(signal.SIGINT)
         loop.remove_signal_handler(signal.SIGTERM)
     if args.format == "text" and finished is not None:
         print(f"session {session.id}", file=sys.stderr)
-    return exit_code(finished)
+    reason = "budget" if budget.reason else (finished.reason if finished else "error")
+    if args.format == "json":
+        from totem.session.undo import changed_files
+
+        files = changed_files(service.store, session_id=session.id, message_id=started,
+                              root=service.root) if started else []
+        detail = budget.reason or (finished.detail if finished else "")
+        result = collector.result(session_id=session.id, files=files, reason=reason,
+                                  detail=detail)
+        print(json.dumps(result, ensure_ascii=False), flush=True)
+    return EXIT_LIMIT if budget.reason else exit_code(finished)
+
+
+def _say(event: Event, form: str, renderer: TextRenderer) -> None:
+    if form == "json":
+        print(json.dumps(event_to_dict(event), ensure_ascii=False), flush=True)
+    else:
+        renderer.show(event)
+
+
+def _session(service: SessionService, args: argparse.Namespace, model: str | None) -> SessionInfo:
+    """The session to run in: a new one, the latest, a given one, or a copy of one."""
+    if args.fork:
+        from totem.server.sessions import fork
+
+        source = service.store.get_session(args.fork)
+        if source is None:
+            raise ConfigError(f"No session with id {args.fork} to fork.")
+        return fork(service.store, source)
+    return service.open(
+        session_id=args.run_session or args.session,
+        continue_last=args.run_continue or args.continue_last,
+        model=model,
+    )
 
 
 def run_command(args: argparse.Namespace) -> int:
