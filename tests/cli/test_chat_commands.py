@@ -97,3 +97,19 @@ def test_a_mention_attaches_the_file(project: Project) -> None:
     assert sent.startswith("summarize @notes.md and mail me@example.com")
     assert "Attached file notes.md:\n```\nthe secret plan\n```" in sent
     assert "example.com:" not in sent
+
+
+def test_answers_are_drawn_as_markdown_with_the_context_used(project: Project) -> None:
+    answer = "## The plan\n\n- **first** step\n- second step\n\nRun `make`."
+    with project.serve([{"text": answer}]):
+        config = project.tmp / "totem.yaml"
+        config.write_text(config.read_text().replace(
+            "kind: openai,", "kind: openai, models: {m: {context: 1000}},"))
+        with chat_in_terminal(project) as terminal:
+            terminal.send(b"plan it\r")
+            terminal.expect("── ")
+            assert terminal.leave() == 0
+    shown = terminal.screen.split("plan it", 1)[1]
+    assert "• first step" in shown and "• second step" in shown
+    assert "**first**" not in shown and "## The plan" not in shown and "The plan" in shown
+    assert "context 2% of 1,000" in shown  # 10 tokens in, 14 out of a 1,000 window

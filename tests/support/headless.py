@@ -41,7 +41,7 @@ class Project:
     def configure(self, url: str) -> None:
         (self.tmp / "totem.yaml").write_text(
             f"model: fake/m\nproviders:\n  fake: {{kind: openai, base_url: '{url}'}}\n"
-            f"totaljs: never\nforge: false\n{self.config_extra}"
+            f"knowledge: {{totaljs: never, forge: false}}\n{self.config_extra}"
         )
 
     @contextmanager

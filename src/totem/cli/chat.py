@@ -18,7 +18,7 @@ from totem.cli.exit_codes import EXIT_OK, EXIT_USAGE
 from totem.cli.interact import answer_in_terminal
 from totem.cli.lines import LineReader
 from totem.cli.render import TextRenderer
-from totem.events import RunFinished
+from totem.events import RunFinished, StepFinished
 from totem.messages import Usage
 from totem.settings.config import ConfigError
 
@@ -32,11 +32,21 @@ HELP = (
 
 
 def _token_line(
-    usage: Usage, steps: int, model: str, cost: float | None, total: float | None
+    usage: Usage, steps: int, model: str, cost: float | None, total: float | None,
+    *, context: str = "",
 ) -> str:
     cached = f" ({usage.cache_read:,} cached)" if usage.cache_read else ""
     money = f" · ${cost:.4f} (session ${total:.4f})" if cost is not None and total else ""
-    return f"── {usage.input:,} in{cached} · {usage.output:,} out{money} · {steps} steps · {model}"
+    return (f"── {usage.input:,} in{cached} · {usage.output:,} out{money} · {steps} steps · "
+            f"{model}{context}")
+
+
+def _context_line(last: Usage | None, window: int | None) -> str:
+    """' · context 12% of 128,000': what the last request took of the model's window."""
+    if last is None or not window:
+        return ""
+    used = last.input + last.output
+    return f" · context {100 * used / window:.0f}% of {window:,}"
 
 
 async def _chat(args: argparse.Namespace) -> int:
@@ -56,7 +66,7 @@ async def _chat(args: argparse.Namespace) -> int:
     chat = ChatState(session=session, model=args.model, label=label)
     MODEL_CHOICES[:] = model_choices(service)
     loop = asyncio.get_running_loop()
-    renderer = TextRenderer()
+    renderer = TextRenderer(markdown=True)
     reader = LineReader(bracketed_paste=True)
     current: list[AbortSignal] = []
 
@@ -101,14 +111,19 @@ async def _chat(args: argparse.Namespace) -> int:
             abort = AbortSignal()
             current.append(abort)
             try:
+                last: Usage | None = None
                 async for event in service.run(session, text, abort=abort, model=chat.model):
                     renderer.show(event)
                     await answer_in_terminal(
                         event, service=service, reader=reader, abort=abort
                     )
+                    if isinstance(event, StepFinished):
+                        last = event.usage
                     if isinstance(event, RunFinished):
                         total = service.session_cost(session)
-                        line = _token_line(event.usage, event.steps, label, event.cost, total)
+                        context = _context_line(last, service.context_window())
+                        line = _token_line(event.usage, event.steps, chat.label, event.cost,
+                                           total, context=context)
                         print(line, flush=True)
             finally:
                 current.clear()

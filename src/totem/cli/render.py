@@ -8,6 +8,7 @@ from typing import Any, TextIO, assert_never
 
 from totem.cli.diff_view import diff_lines
 from totem.cli.lines import LineReader
+from totem.cli.markdown_stream import MarkdownStream
 from totem.events import (
     AgentEvent,
     Event,
@@ -50,9 +51,12 @@ def summarize_input(data: dict[str, Any] | None, limit: int = 100) -> str:
 class TextRenderer:
     """Streams the answer; tool calls, notices and reasoning shown compactly."""
 
-    def __init__(self, out: TextIO | None = None) -> None:
+    def __init__(self, out: TextIO | None = None, *, markdown: bool = False) -> None:
         self.out = out or sys.stdout
         self.tty = self.out.isatty()
+        # Answers drawn as Markdown (the chat on a terminal); raw text otherwise.
+        self._markdown: MarkdownStream | None = MarkdownStream(self.out) \
+            if markdown and self.tty else None
         self._thinking = False
         self._midline = False
         self._asked_diffs: set[str] = set()  # diffs already shown in a question
@@ -80,6 +84,12 @@ class TextRenderer:
                 pass
 
     def show(self, event: Event) -> None:
+        if self._markdown is not None:
+            if isinstance(event, TextDelta):
+                self._thinking = False
+                self._markdown.add(event.text)
+                return
+            self._markdown.close()
         match event:
             case TextDelta(text=text):
                 self._thinking = False

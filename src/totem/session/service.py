@@ -394,6 +394,10 @@ class SessionService:
                 for text in pending:
                     yield Notice(text, "warning")
 
+    def context_window(self) -> int | None:
+        """Tokens the current model's window holds, when known."""
+        return self._current.context_window if self._current is not None else None
+
     def session_cost(self, session: SessionInfo) -> float | None:
         """USD spent in the session so far, at the current model's prices."""
         from totem.providers.catalog.catalogue import cost
