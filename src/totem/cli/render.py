@@ -78,8 +78,10 @@ class TextRenderer:
                 self._line(f"{prefix} └ {output.strip().splitlines()[0][:100] if output else ''}")
             case Notice(text=text):
                 self._line(f"{prefix} ! {text}")
-            case RunFinished(reason=reason, steps=steps):
-                self._line(f"{prefix} {reason} after {steps} steps")
+            case RunFinished(reason=reason, steps=steps, usage=usage, cost=cost):
+                money = f" · ${cost:.4f}" if cost is not None else ""
+                self._line(f"{prefix} {reason} after {steps} steps · "
+                           f"{usage.input + usage.output:,} tokens{money}")
             case _:
                 pass
 

@@ -21,6 +21,7 @@ from collections.abc import AsyncIterator, Callable
 
 from totem.abort import Aborted, AbortSignal
 from totem.events import (
+    AgentEvent,
     Event,
     FinishReason,
     Notice,
@@ -97,14 +98,14 @@ class Run:
     ) -> None:
         self.agent = agent
         self.session_id = session_id
-        self.emit = emit
+        self._emit = emit
         # Where questions go: this run's own stream; a sub-agent's are asked in the
         # session's stream (`asks`), unwrapped, and answered as usual.
         self.asks = asks if asks is not None else emit
         self.abort = abort
         self.nested = nested
         self.history = agent.store.messages(session_id)
-        self.runner = ToolRunner(agent, session_id, emit=emit, abort=abort, save=self._save,
+        self.runner = ToolRunner(agent, session_id, emit=self.emit, abort=abort, save=self._save,
                                  asks=self.asks)
         self.tools = self.runner.tools
         self.specs = agent.specs or [tool_spec(t) for t in agent.tools]
@@ -121,6 +122,14 @@ class Run:
         self.answers = AnswerCheck(agent.root, self.tools)
         self.first = len(self.history)  # where this run's messages start
         self.dropped_note = ""  # for the model, after the step's calls ran
+
+    def emit(self, event: Event) -> None:
+        """Pass `event` on; a sub-agent's end adds its tokens and cost to this run's."""
+        if isinstance(event, AgentEvent) and isinstance(event.event, RunFinished):
+            self.usage.add(event.event.usage)
+            if event.event.cost is not None:
+                self.cost = (self.cost or 0.0) + event.event.cost
+        self._emit(event)
 
     # the run ------------------------------------------------------------------------------
 

@@ -17,6 +17,7 @@ from totem.abort import AbortSignal
 from totem.events import Event
 from totem.knowledge import conventions_hook
 from totem.knowledge.session import ProjectKnowledge
+from totem.messages import Message, ToolPart
 from totem.policy.permission import Mode, PermissionService, Reply
 from totem.policy.questions import QuestionService
 from totem.policy.redact import Redactor
@@ -299,10 +300,24 @@ class SessionService:
         )
 
     def agent_for_subagent(self, spec: str) -> Agent:
+        """The agent of a sub-agent's own model; ConfigError when no provider has it (the
+        runner then uses the conversation's model and says so)."""
+        self._check_named_provider(spec)
         current = self._current
         made = self.agent(spec)
         self._current = current  # building a sub-agent's model does not change the run's
         return made
+
+    def _check_named_provider(self, spec: str) -> None:
+        """A model named with a provider prefix that is not configured is not sent to the
+        only provider as a model name, unless that provider lists it under `models:`."""
+        name, slash, _ = spec.partition("/")
+        if self._provider is not None or not slash or name in self.config.providers:
+            return
+        if any(spec in p.models for p in self.config.providers.values()):
+            return
+        known = ", ".join(sorted(self.config.providers)) or "none"
+        raise ConfigError(f"no provider named '{name}' is configured (providers: {known})")
 
     def run(
         self,
@@ -406,9 +421,16 @@ class SessionService:
         if agent is None or agent.price is None:
             return None
         total = 0.0
-        for message in self.store.messages(session.id):
+        for message in self._with_threads(session.id):
             total += cost(message.usage, agent.price) or 0.0
         return total
+
+    def _with_threads(self, session_id: str) -> list[Message]:
+        """The session's messages, then those of the sub-agents its task calls started."""
+        messages = self.store.messages(session_id)
+        threads = [p.meta["session_id"] for m in messages for p in m.parts
+                   if isinstance(p, ToolPart) and p.meta and p.meta.get("session_id")]
+        return messages + [m for t in threads for m in self.store.messages(t)]
 
     async def compact(self, session: SessionInfo, *, abort: AbortSignal) -> list[Event]:
         """Summarize the session's older turns now (the chat's /compact)."""

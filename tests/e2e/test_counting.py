@@ -1,0 +1,63 @@
+"""Counting and honesty, as a user sees them in `totem run --format json` on the fake server:
+a sub-agent's tokens in the totals, a model that is not there never sent to the server, the
+README's examples that run."""
+
+from __future__ import annotations
+
+import re
+import shlex
+from pathlib import Path
+
+import pytest
+
+from tests.support.headless import Project, json_lines
+
+README = Path(__file__).resolve().parents[2] / "README.md"
+
+
+@pytest.fixture
+def project(tmp_path: Path) -> Project:
+    return Project(tmp_path)
+
+
+def test_a_sub_agents_tokens_are_in_the_run_and_thread_totals(project: Project) -> None:
+    turns = [{"tool": "task", "args": {"agent": "general", "prompt": "count the files"}},
+             {"text": "There are no files."}, {"text": "The agent says: no files."}]
+    with project.serve(turns):
+        done = project.totem("run", "--format", "json", "delegate it")
+    assert done.returncode == 0, done.stderr
+    seen = json_lines(done.stdout)
+    steps = [e for e in seen if e["type"] == "step_finished"]
+    child = next(e for e in seen if e["type"] == "agent" and e["event"]["type"] == "run_finished")
+    assert child["event"]["usage"]["input"] == 10
+    end = seen[-2]
+    assert end["type"] == "run_finished"
+    assert end["usage"]["input"] == sum(s["usage"]["input"] for s in steps) + 10 == 30
+    assert seen[-1]["usage"]["input"] == 30
+
+
+def test_a_sub_agent_model_that_no_provider_has_falls_back_with_a_note(
+    project: Project,
+) -> None:
+    created = project.totem("agents", "create", "fancy", "--description", "a fancy one",
+                            "--prompt", "You are FANCY.", "--model", "nowhere/big")
+    assert created.returncode == 0, created.stderr
+    turns = [{"tool": "task", "args": {"agent": "fancy", "prompt": "x"}},
+             {"text": "fancy answer"}, {"text": "done"}]
+    with project.serve(turns):
+        done = project.totem("run", "--format", "json", "go")
+    assert done.returncode == 0, done.stderr
+    models = [c["model"] for c in project.chats()]
+    assert models == ["m", "m", "m"]  # "nowhere/big" was never sent to the server
+    end = next(e for e in json_lines(done.stdout) if e["type"] == "tool_end")
+    assert "The model nowhere/big is not available" in end["output"]
+    assert "using the conversation's model fake/m" in end["output"]
+
+
+def test_the_readmes_agents_create_example_works(project: Project) -> None:
+    line = next(x for x in README.read_text().splitlines() if x.startswith("totem agents create"))
+    words = shlex.split(re.sub(r"\s+#.*$", "", line))
+    done = project.totem(*words[1:])
+    assert done.returncode == 0, done.stderr
+    listed = project.totem("agents")
+    assert "reviewer" in listed.stdout
