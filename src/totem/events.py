@@ -39,6 +39,7 @@ FinishReason: TypeAlias = Literal[
     "aborted",  # the person stopped the run
     "error",  # the provider failed for good (auth, invalid request, retries exhausted)
     "unverified",  # the answer claims a change, but the session made none
+    "truncated",  # the answer still reached the output limit after the continuations
 ]
 
 

@@ -61,3 +61,32 @@ def test_the_readmes_agents_create_example_works(project: Project) -> None:
     assert done.returncode == 0, done.stderr
     listed = project.totem("agents")
     assert "reviewer" in listed.stdout
+
+
+def test_think_tags_are_split_for_a_model_of_any_name(project: Project) -> None:
+    turns = [{"text": "<think>The user wants a greeting.</think>\nHello there."},
+             {"text": "Plain <think> in the middle stays text."}]
+    with project.serve(turns):
+        first = project.totem("run", "--format", "json", "greet me")
+        second = project.totem("run", "--format", "json", "--continue", "again")
+    seen = json_lines(first.stdout)
+    assert "".join(e["text"] for e in seen if e["type"] == "reasoning") == \
+        "The user wants a greeting."
+    assert "".join(e["text"] for e in seen if e["type"] == "text") == "Hello there."
+    assert seen[-1]["answer"] == "Hello there."
+    later = json_lines(second.stdout)
+    assert "".join(e["text"] for e in later if e["type"] == "text") == \
+        "Plain <think> in the middle stays text."
+    assert not [e for e in later if e["type"] == "reasoning"]
+
+
+def test_an_answer_still_cut_after_three_continuations_ends_with_a_notice(
+    project: Project,
+) -> None:
+    with project.serve([{"text": "part ", "finish": "length"}] * 4):
+        done = project.totem("run", "--format", "json", "write a lot")
+    assert done.returncode == 3, done.stderr
+    seen = json_lines(done.stdout)
+    assert len(project.chats()) == 4
+    assert any(e["type"] == "notice" and "still cut" in e["text"] for e in seen)
+    assert seen[-1]["finish_reason"] == "truncated"

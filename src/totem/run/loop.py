@@ -177,6 +177,8 @@ class Run:
                     continuations += 1
                     self._synthetic_user("Continue.")
                     continue
+                if message.finish == "length":
+                    return self._truncated(message, continuations)
                 if self.agent.profile.small:
                     verdict = self._check_answer(message)
                     if verdict is None:
@@ -219,6 +221,14 @@ class Run:
             self._note(message, detail, "warning")
             return "unverified", detail
         return "finished", ""
+
+    def _truncated(self, message: Message, continuations: int) -> tuple[FinishReason, str]:
+        """The answer still hit the output limit after asking it to continue: say so."""
+        detail = (f"The answer is still cut at the model's output limit after {continuations} "
+                  "requests to continue; it is incomplete.")
+        self.emit(Notice(detail, "warning"))
+        self._note(message, detail, "warning")
+        return "truncated", detail
 
     async def _closing(self, reason: FinishReason, note: str) -> tuple[FinishReason, str]:
         """A limit was reached while the model wanted tools: one last call without tools."""

@@ -26,6 +26,7 @@ const FINISH = {
   aborted: "Stopped", step_limit: "Step limit reached", repeat: "Stopped: the model kept repeating itself",
   rejected: "Stopped after three refused actions", error: "Failed",
   unverified: "The answer claims a change that was not made",
+  truncated: "The answer is cut: it reached the model's output limit",
 };
 
 export class Turn {
