@@ -90,3 +90,28 @@ def test_an_answer_still_cut_after_three_continuations_ends_with_a_notice(
     assert len(project.chats()) == 4
     assert any(e["type"] == "notice" and "still cut" in e["text"] for e in seen)
     assert seen[-1]["finish_reason"] == "truncated"
+
+
+def test_an_image_read_is_shown_once_as_image(project: Project) -> None:
+    png = b"\x89PNG\r\n\x1a\n" + b"\x00" * 40
+    (project.root / "dot.png").write_bytes(png)
+    with project.serve([{"tool": "read", "args": {"path": "dot.png"}}, {"text": "A dot."}]):
+        config = project.tmp / "totem.yaml"
+        config.write_text(config.read_text().replace("model: fake/m", "model: fake/gpt-4o"))
+        done = project.totem("run", "--format", "json", "look at dot.png")  # takes images
+    end = next(e for e in json_lines(done.stdout) if e["type"] == "tool_end")
+    assert end["output"] == "dot.png: an image (image/png, 48 bytes), attached. [image]"
+
+
+def test_a_failed_command_is_an_error_and_broken_json_is_worded_once(project: Project) -> None:
+    turns = [{"calls": [{"tool": "bash", "args": {"command": "echo fine"}},
+                        {"tool": "bash", "args": {"command": "echo broke; exit 3"}},
+                        {"tool": "read", "args": '{"path": "unterminated'}]},
+             {"text": "One failed."}]
+    with project.serve(turns):
+        done = project.totem("run", "--yes", "--format", "json", "run both")
+    ends = [e for e in json_lines(done.stdout) if e["type"] == "tool_end"]
+    assert [e["is_error"] for e in ends] == [False, True, True]
+    assert ends[1]["output"] == "broke\n\nExit code: 3"
+    assert "Unterminated string starting at position" in ends[2]["output"]
+    assert "at at" not in ends[2]["output"]

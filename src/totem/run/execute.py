@@ -144,7 +144,7 @@ class ToolRunner:
             part.images = result.images
             part.title = result.title
             self.read_first.record(tool.name, part.input or {})
-            self.finish(message, part, result.output, error=False)
+            self.finish(message, part, result.output, error=result.is_error)
 
     def _arguments(self, tool: Tool, part: ToolPart) -> BaseModel:
         """The call's validated arguments; a ToolError when they are a copy of the schema,

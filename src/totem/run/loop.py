@@ -58,6 +58,7 @@ from totem.run.callguard import CallGuard, guard_calls
 from totem.run.compaction import (
     Compactor,
     Plan,
+    context_note,
     estimate,
     summary_instruction,
     summary_request_text,
@@ -117,7 +118,7 @@ class Run:
             window=agent.context_window,
             reserve=agent.sampling.max_tokens or agent.profile.max_output or 4_096,
         )
-        self.shortened_shown = 0
+        self.shortened_shown = (0, 0)  # the (shortened, dropped) last told
         self.cost: float | None = None
         self.answers = AnswerCheck(agent.root, self.tools)
         self.first = len(self.history)  # where this run's messages start
@@ -272,10 +273,11 @@ class Run:
             plan = self.compactor.plan(self.history, system=self.agent.system, specs=specs)
             if plan.needs_summary:  # one summary per request; then cut what remains
                 plan = self.compactor.last_resort(plan, system=self.agent.system, specs=specs)
-        if plan.shortened and plan.shortened != self.shortened_shown:
-            self.shortened_shown = plan.shortened
-            self.emit(Notice(f"Context: {plan.shortened} older tool results shortened to fit "
-                             "the model's window (the stored history is unchanged)."))
+        said = (plan.shortened, plan.dropped)
+        if any(said) and said != self.shortened_shown:
+            self.shortened_shown = said
+            self.emit(Notice(f"Context: {context_note(plan)} to fit the model's window (the "
+                             "stored history is unchanged)."))
         return plan.messages
 
     async def _summarize(self, plan: Plan) -> None:

@@ -58,6 +58,7 @@ class ToolResult:
     output: str
     title: str = ""
     images: list[ImageBlock] = field(default_factory=list)
+    is_error: bool = False  # it ran, and failed (a command's non-zero exit)
 
 
 @dataclass(slots=True)
@@ -221,8 +222,9 @@ def parse_arguments(tool: Tool, raw: str | dict[str, Any] | None) -> BaseModel:
             raw = json.loads(text)
         except json.JSONDecodeError as exc:
             raise ToolError(
-                f"The arguments for {tool.name} are not valid JSON ({exc.msg} at position "
-                f"{exc.pos}). Send a JSON object matching the tool's parameters."
+                f"The arguments for {tool.name} are not valid JSON "
+                f"({exc.msg.removesuffix(' at')} at position {exc.pos}). Send a JSON object "
+                "matching the tool's parameters."
             ) from None
     if raw is None:
         raw = {}
