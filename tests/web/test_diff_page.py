@@ -61,3 +61,27 @@ def test_a_long_diff_is_cut_with_a_count(tmp_path: Path) -> None:
         page.click(".ask >> text=Reject")
         wait_js(page, "!!document.querySelector('.ask.done')")
     assert not (root / "big.txt").exists()
+
+
+def test_the_undo_button_puts_the_files_back_and_says_so(tmp_path: Path) -> None:
+    turns = [{"tool": "write", "args": {"path": "new.txt", "content": "made\n"}},
+             {"text": "Made it."}]
+    allow = "permission:\n  - {permission: edit, pattern: '*', action: allow}\n"
+    root = project(tmp_path, scripted(tmp_path, turns, extra=allow))
+    with browser() as chromium, Served(root) as server:
+        page = chromium.new_context().new_page()
+        page.set_default_timeout(TIMEOUT)
+        page.goto(server.url)
+        wait_js(page, "window.totem && window.totem.info !== null")
+        send(page, "make new.txt")
+        shows(page, "Made it.")
+        assert (root / "new.txt").exists()
+        wait_js(page, "document.querySelector('#abort').hidden")
+        page.click("#undo-session")
+        shows(page, "removed new.txt")
+        assert not (root / "new.txt").exists()
+        page.reload()
+        shows(page, "undid the file changes")  # the note to the model, kept in the session
+        page.click("#undo-session")
+        wait_js(page, "document.querySelector('#banner').textContent.startsWith('Undo: ')")
+        assert "Nothing to undo" in page.inner_text("#banner")

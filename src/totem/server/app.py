@@ -12,6 +12,7 @@
     POST   /api/sessions/ID/reply             permission {request_id, reply, message?}
     POST   /api/sessions/ID/answer            question {request_id, answer}
     POST   /api/sessions/ID/fork              {message_id?} -> the new session
+    POST   /api/sessions/ID/undo              {redo?, steps?}: the last request's files back
     GET    /api/sessions/ID/export            JSON, secrets scrubbed
     GET    /api/models                        configured providers' models (picker, table)
     GET    /api/agents  POST /api/agents  DELETE /api/agents/SCOPE/NAME
@@ -79,6 +80,7 @@ class App:
             ("POST", rf"/api/sessions/{s}/reply", self.reply),
             ("POST", rf"/api/sessions/{s}/answer", self.answer),
             ("POST", rf"/api/sessions/{s}/fork", self.fork),
+            ("POST", rf"/api/sessions/{s}/undo", self.undo),
             ("GET", rf"/api/sessions/{s}/export", self.export),
             ("GET", r"/api/models", self.models),
             ("GET", r"/api/agents", self.agents),
@@ -242,6 +244,23 @@ class App:
         if isinstance(found, str):
             return _error(found, 404)
         return json_response({"session": found}, 201)
+
+    async def undo(self, request: Request, session_id: str) -> Response:
+        from totem.session.undo import redo, undo
+
+        hub = self._hub(session_id)
+        if isinstance(hub, Response):
+            return hub
+        if hub.running:
+            return _error("a run is in progress in this session", 409)
+        body = _body(request)
+        act = redo if body.get("redo") else undo
+        given = body.get("steps")
+        steps = given if isinstance(given, int) else 1
+        done = act(self.state.store, session_id=session_id, root=self.state.root, steps=steps)
+        if not done.ok:
+            return _error(done.summary, 409)
+        return json_response({"summary": done.summary, "files": done.files})
 
     async def export(self, request: Request, session_id: str) -> Response:
         import json

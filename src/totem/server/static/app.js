@@ -48,6 +48,7 @@ class App {
     });
     $("abort").addEventListener("click", () => this.chat.abort().catch((err) => this.banner(err.message)));
     $("fork-session").addEventListener("click", () => this.fork(null));
+    $("undo-session").addEventListener("click", () => this.undo());
     $("model-picker").addEventListener("change", (e) => {
       const value = e.target.value;
       if (value === "__other__") {
@@ -97,6 +98,7 @@ class App {
     $("session-title").textContent = "New session";
     $("session-meta").textContent = this.info ? this.info.root : "";
     $("fork-session").hidden = true;
+    $("undo-session").hidden = true;
     $("export-session").hidden = true;
     this.renderSessions();
     this.selectModel(null);
@@ -118,6 +120,7 @@ class App {
     const forked = s.parent_id ? " · forked" : "";
     $("session-meta").textContent = `${s.model || "default model"} · ${fmtWhen(s.created)}${forked}`;
     $("fork-session").hidden = false;
+    $("undo-session").hidden = false;
     const exp = $("export-session");
     exp.hidden = false;
     exp.href = `/api/sessions/${s.id}/export`;
@@ -156,6 +159,16 @@ class App {
     this.sessions.unshift(session);
     location.hash = `#/s/${session.id}`;
     return session;
+  }
+
+  // Put back the files of the session's last request; what was done joins the conversation
+  // (the note to the model is stored, and shown after a reload).
+  async undo() {
+    if (!this.session || this.chat.running) return;
+    try {
+      const { summary } = await api(`/api/sessions/${this.session.id}/undo`, { method: "POST", body: {} });
+      (this.chat.turn || this.chat.newTurn()).synthetic(summary);
+    } catch (err) { this.banner(`Undo: ${err.message}`); }
   }
 
   async fork(messageId) {
