@@ -6,8 +6,6 @@ A diff longer than `MAX_LINES` is cut, with a last line saying how many lines we
 
 from __future__ import annotations
 
-import difflib
-
 __all__ = ["MAX_LINES", "diff_stat", "file_diff", "joined"]
 
 MAX_LINES = 400
@@ -16,6 +14,8 @@ MAX_LINES = 400
 def file_diff(relative: str, before: str | None, after: str | None, *, to: str = "") -> str:
     """The unified diff of one file (moved to `to` when given); `None` stands for no file
     (created or deleted)."""
+    import difflib  # only when a file changes: not at start-up
+
     old = (before or "").splitlines(keepends=True)
     new = (after or "").splitlines(keepends=True)
     lines = [line if line.endswith("\n") else line + "\n\\ No newline at end of file\n"
