@@ -113,3 +113,16 @@ def test_answers_are_drawn_as_markdown_with_the_context_used(project: Project) -
     assert "• first step" in shown and "• second step" in shown
     assert "**first**" not in shown and "## The plan" not in shown and "The plan" in shown
     assert "context 2% of 1,000" in shown  # 10 tokens in, 14 out of a 1,000 window
+
+
+def test_an_image_mention_for_a_model_without_vision_is_refused_and_the_chat_goes_on(
+    project: Project,
+) -> None:
+    (project.root / "shot.png").write_bytes(b"\x89PNG\r\n\x1a\n")
+    with project.serve([{"text": "Still here."}]), chat_in_terminal(project) as terminal:
+        terminal.send(b"look at @shot.png\r")
+        terminal.expect("does not take images")
+        terminal.send(b"hello\r")
+        terminal.expect("Still here.")
+        assert terminal.leave() == 0
+    assert _sent_texts(project) == ["hello"]

@@ -127,3 +127,30 @@ def test_sessions_lists_and_export_scrubs_secrets(project: Project) -> None:
     exported = json.loads(project.totem("export", session, "--format", "json").stdout)
     assert exported["format"] == "totem-session/1" and secret not in json.dumps(exported)
     assert project.totem("export", "ses_nope").returncode == 2
+
+
+def test_an_image_is_attached_for_a_model_that_takes_images(project: Project) -> None:
+    png = b"\x89PNG\r\n\x1a\n" + b"\x00" * 16
+    (project.root / "shot.png").write_bytes(png)
+    with project.serve([{"text": "A black square."}, {"text": "Also."}], models=("gpt-4o",)):
+        config = project.tmp / "totem.yaml"
+        config.write_text(config.read_text().replace("model: fake/m", "model: fake/gpt-4o"))
+        done = project.totem("run", "--image", "shot.png", "what is this?")
+        mention = project.totem("run", "compare with @shot.png")
+        assert done.returncode == 0 and mention.returncode == 0, done.stderr + mention.stderr
+        sent = [[m for m in c["messages"] if m["role"] == "user"][-1] for c in project.chats()]
+    import base64
+    url = "data:image/png;base64," + base64.b64encode(png).decode()
+    assert sent[0]["content"] == [{"type": "text", "text": "what is this?"},
+                                  {"type": "image_url", "image_url": {"url": url}}]
+    assert sent[1]["content"][1] == {"type": "image_url", "image_url": {"url": url}}
+
+
+def test_an_image_for_a_model_without_vision_is_a_clear_error(project: Project) -> None:
+    (project.root / "shot.png").write_bytes(b"\x89PNG\r\n\x1a\n")
+    with project.serve([{"text": "never"}]):
+        done = project.totem("run", "--image", "shot.png", "what is this?")
+        missing = project.totem("run", "--image", "nowhere.png", "what is this?")
+    assert done.returncode == 2 and "does not take images" in done.stderr
+    assert missing.returncode == 2 and "Cannot read the image nowhere.png" in missing.stderr
+    assert project.chats() == []

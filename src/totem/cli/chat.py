@@ -112,7 +112,12 @@ async def _chat(args: argparse.Namespace) -> int:
             current.append(abort)
             try:
                 last: Usage | None = None
-                async for event in service.run(session, text, abort=abort, model=chat.model):
+                try:
+                    events = service.run(session, text, abort=abort, model=chat.model)
+                except ConfigError as exc:  # an attachment the model cannot take, an agent...
+                    print(f"totem: {exc}", flush=True)
+                    continue
+                async for event in events:
                     renderer.show(event)
                     await answer_in_terminal(
                         event, service=service, reader=reader, abort=abort

@@ -26,6 +26,8 @@ def _parser() -> object:
                      help="what to do; `-` reads it from stdin (piped input is added to it)")
     run.add_argument("--model", "-m", dest="run_model", help="PROVIDER/MODEL to use")
     run.add_argument("--format", choices=["text", "json"], default="text")
+    run.add_argument("--image", "-i", action="append", default=[], metavar="FILE",
+                     help="attach an image (again for more; the model must take images)")
     run.add_argument("--max-steps", "--max-turns", dest="max_steps", type=int, default=None,
                      help="model requests at most (then one closing answer; exit 3)")
     run.add_argument("--max-cost", type=float, default=None, metavar="USD",

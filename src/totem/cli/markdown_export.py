@@ -36,7 +36,9 @@ def _message(message: dict[str, Any]) -> list[str]:
 def _part(part: dict[str, Any]) -> list[str]:
     kind = part.get("type")
     if kind == "text":
-        return [str(part.get("text", "")), ""]
+        count = len(part.get("images") or [])
+        attached = [f"*[{count} image{'s' * (count != 1)} attached]*", ""] if count else []
+        return [str(part.get("text", "")), "", *attached]
     if kind == "reasoning":
         text = str(part.get("text", "")).strip()
         return ["<details><summary>thinking</summary>", "", text, "", "</details>", ""]
@@ -54,6 +56,8 @@ def _tool(part: dict[str, Any]) -> list[str]:
     if len(output) > OUTPUT_LIMIT:
         output = output[:OUTPUT_LIMIT] + f"\n… ({len(output) - OUTPUT_LIMIT:,} more characters)"
     args = json.dumps(part.get("input"), ensure_ascii=False)
+    if len(args) > 300:
+        args = args[:299] + "…"
     fence = "````" if "```" in output else "```"
     return [f"**{part.get('name')}** ({part.get('state')}) `{args}`", "",
             fence, output.rstrip(), fence, ""]

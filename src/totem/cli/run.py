@@ -91,6 +91,7 @@ async def _run(args: argparse.Namespace) -> int:
             model=model,
             max_steps=args.max_steps,
             agent_name=args.agent,
+            images=[Path(p) for p in args.image],
         )
         async for event in events:
             if args.format == "json":

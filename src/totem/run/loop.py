@@ -31,6 +31,7 @@ from totem.events import (
 )
 from totem.messages import (
     INTERRUPTED,
+    ImageBlock,
     Message,
     NoticePart,
     SummaryPart,
@@ -134,9 +135,11 @@ class Run:
 
     # the run ------------------------------------------------------------------------------
 
-    async def __call__(self, text: str, *, model_text: str | None = None) -> RunFinished:
+    async def __call__(
+        self, text: str, *, model_text: str | None = None, images: list[ImageBlock] | None = None
+    ) -> RunFinished:
         user = self._add_message("user")
-        self._append_part(user, TextPart(text, model_text=model_text))
+        self._append_part(user, TextPart(text, model_text=model_text, images=list(images or [])))
         self.emit(RunStarted(self.session_id, user.id, self.agent.label))
         try:
             await self._prepare()
@@ -583,11 +586,12 @@ async def run_events(
     *,
     abort: AbortSignal,
     model_text: str | None = None,
+    images: list[ImageBlock] | None = None,
 ) -> AsyncIterator[Event]:
     """Run in a task of its own; yield its events; an abort cancels what is in progress."""
     queue: asyncio.Queue[Event | None] = asyncio.Queue()
     run = Run(agent, session_id, emit=queue.put_nowait, abort=abort)
-    task = asyncio.create_task(run(text, model_text=model_text))
+    task = asyncio.create_task(run(text, model_text=model_text, images=images))
     task.add_done_callback(lambda _: queue.put_nowait(None))
 
     async def cancel_on_abort() -> None:

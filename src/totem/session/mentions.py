@@ -12,7 +12,7 @@ import re
 from collections.abc import Callable
 from pathlib import Path
 
-__all__ = ["MAX_ATTACHED", "with_mentions"]
+__all__ = ["MAX_ATTACHED", "mentioned", "mentioned_images", "with_mentions"]
 
 MAX_ATTACHED = 200_000  # bytes of one attached file
 _MENTION = re.compile(r"(?<!\S)@([^\s@]+)")
@@ -35,18 +35,32 @@ def _attachment(relative: str, path: Path, redact: Callable[[str], str]) -> str:
     return f"Attached file {relative}:\n{fence}\n{text.rstrip()}\n{fence}"
 
 
-def with_mentions(text: str, root: Path, *, redact: Callable[[str], str]) -> str | None:
-    """The request with its mentioned files attached; None when it mentions none."""
+def mentioned(text: str, root: Path) -> list[tuple[str, Path]]:
+    """The files `text` mentions, inside the project: (as written, real path), once each."""
     real_root = Path(os.path.realpath(root))
-    attached: list[str] = []
-    seen: set[str] = set()
+    found: dict[str, Path] = {}
     for match in _MENTION.finditer(text):
         relative = match.group(1).rstrip(".,;:!?)")
         path = real_root / relative
-        if relative in seen or not path.is_file() or not _inside(path, real_root):
-            continue
-        seen.add(relative)
-        attached.append(_attachment(relative, path, redact))
+        if relative not in found and path.is_file() and _inside(path, real_root):
+            found[relative] = path
+    return list(found.items())
+
+
+def with_mentions(text: str, root: Path, *, redact: Callable[[str], str]) -> str | None:
+    """The request with its mentioned files attached (images apart: see `mentioned_images`);
+    None when it mentions none."""
+    from totem.session.attachments import is_image
+
+    attached = [_attachment(relative, path, redact)
+                for relative, path in mentioned(text, root) if not is_image(path)]
     if not attached:
         return None
     return text + "\n\n" + "\n\n".join(attached)
+
+
+def mentioned_images(text: str, root: Path) -> list[Path]:
+    """The images `text` mentions (`@shot.png`), to attach as images."""
+    from totem.session.attachments import is_image
+
+    return [path for _, path in mentioned(text, root) if is_image(path)]

@@ -17,7 +17,7 @@ from totem.abort import AbortSignal
 from totem.events import Event
 from totem.knowledge import conventions_hook
 from totem.knowledge.session import ProjectKnowledge
-from totem.messages import Message, ToolPart
+from totem.messages import ImageBlock, Message, ToolPart
 from totem.policy.permission import Mode, PermissionService, Reply
 from totem.policy.questions import QuestionService
 from totem.policy.redact import Redactor
@@ -328,6 +328,7 @@ class SessionService:
         model: str | None = None,
         max_steps: int | None = None,
         agent_name: str | None = None,
+        images: list[Path] | None = None,
     ) -> AsyncIterator[Event]:
         from totem.session.commands import expand, load_commands
 
@@ -343,6 +344,7 @@ class SessionService:
             agent = self._as_agent(agent, definition)
         if max_steps is not None:
             agent.max_steps = max_steps
+        blocks = self._images(agent, [*(images or []), *self._mentioned_images(text)])
         if not session.title:
             session.title = text.strip().splitlines()[0][:80] if text.strip() else ""
             self.store.set_title(session.id, session.title)
@@ -362,9 +364,26 @@ class SessionService:
         from totem.session.undo import track_changes
 
         events = track_changes(run_events(agent, session.id, text, abort=abort,
-                                          model_text=model_text),
+                                          model_text=model_text, images=blocks),
                                store=self.store, session_id=session.id)
         return self._with_notices(events)
+
+    def _mentioned_images(self, text: str) -> list[Path]:
+        if "@" not in text:
+            return []
+        from totem.session.mentions import mentioned_images
+
+        return mentioned_images(text, self.root)
+
+    def _images(self, agent: Agent, paths: list[Path]) -> list[ImageBlock]:
+        """The attached images, read; ConfigError for a model that does not take them."""
+        if not paths:
+            return []
+        from totem.session.attachments import check_vision, load_image
+
+        blocks = [load_image(path) for path in paths]
+        check_vision(agent.label, agent.profile.vision)
+        return blocks
 
     async def _before_first_step(
         self, agent: Agent, base: str, prompt: str | None, session_id: str,
