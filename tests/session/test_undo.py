@@ -151,3 +151,16 @@ def test_nothing_to_undo_is_said(project: Project) -> None:
         assert project.totem("run", "hi").returncode == 0
     done = project.totem("undo")
     assert done.returncode == 1 and "Nothing to undo" in done.stderr
+
+
+def test_undo_covers_what_a_sub_agent_wrote(project: Project) -> None:
+    turns = [{"tool": "task", "args": {"agent": "general", "prompt": "make agent.txt"}},
+             {"tool": "write", "args": {"path": "agent.txt", "content": "by the agent\n"}},
+             {"text": "Made agent.txt."}, {"text": "The agent made it."}]
+    with project.serve(turns):
+        ran = project.totem("run", "--yes", "delegate")
+    assert ran.returncode == 0, ran.stderr
+    assert (project.root / "agent.txt").exists()
+    undone = project.totem("undo")
+    assert undone.returncode == 0, undone.stderr
+    assert "removed agent.txt" in undone.stdout and not (project.root / "agent.txt").exists()

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import os
 import subprocess
+import time
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -47,7 +48,7 @@ async def track_changes(
     events: AsyncIterator[Event], *, store: Store, session_id: str
 ) -> AsyncIterator[Event]:
     """The run's events; when it ends, the files it changed become one checkpoint each."""
-    mark = store.snapshot_mark()
+    mark, since = store.snapshot_mark(), time.time()
     message_id = ""
     try:
         async for event in events:
@@ -56,12 +57,13 @@ async def track_changes(
             yield event
     finally:
         if message_id:
-            _record(store, session_id=session_id, message_id=message_id, mark=mark)
+            _record(store, session_id=session_id, message_id=message_id, mark=mark,
+                    since=since)
 
 
-def _record(store: Store, *, session_id: str, message_id: str, mark: int) -> None:
+def _record(store: Store, *, session_id: str, message_id: str, mark: int, since: float) -> None:
     before: dict[str, bytes | None] = {}
-    for path, content in store.snapshots_after(session_id, mark):
+    for path, content in store.snapshots_after(session_id, mark, since=since):
         before.setdefault(path, content)
     files = [(p, b, _current(p)) for p, b in before.items()]
     changed = [f for f in files if f[1] != f[2]]

@@ -64,7 +64,9 @@ class Store(Protocol):
 
     def snapshot_mark(self) -> int: ...
 
-    def snapshots_after(self, session_id: str, mark: int) -> list[tuple[str, bytes | None]]: ...
+    def snapshots_after(
+        self, session_id: str, mark: int, *, since: float = 0.0
+    ) -> list[tuple[str, bytes | None]]: ...
 
     def add_checkpoints(
         self, session_id: str, message_id: str, files: list[tuple[str, bytes | None, bytes | None]]

@@ -203,12 +203,16 @@ class SqliteStore:
         (mark,) = self.db.execute("SELECT COALESCE(MAX(id), 0) FROM snapshots").fetchone()
         return int(mark)
 
-    def snapshots_after(self, session_id: str, mark: int) -> list[tuple[str, bytes | None]]:
-        """(path, content) of the snapshots after `mark` of the session and its sub-agents'."""
+    def snapshots_after(
+        self, session_id: str, mark: int, *, since: float = 0.0
+    ) -> list[tuple[str, bytes | None]]:
+        """(path, content) of the snapshots after `mark` of the session and of the sessions
+        started from it since `since` (its sub-agents')."""
         rows = self.db.execute(
             "SELECT path, content FROM snapshots WHERE id > ? AND (session_id = ? OR "
-            "session_id IN (SELECT id FROM sessions WHERE parent_id = ?)) ORDER BY id",
-            (mark, session_id, session_id),
+            "session_id IN (SELECT id FROM sessions WHERE parent_id = ? AND created >= ?)) "
+            "ORDER BY id",
+            (mark, session_id, session_id, since),
         ).fetchall()
         return [(p, b) for p, b in rows]
 
