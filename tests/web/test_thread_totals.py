@@ -43,3 +43,5 @@ def test_the_page_counts_the_sub_agents_tokens_live(tmp_path: Path) -> None:
         send(page, "delegate")
         shows(page, "The agent found no files.")
         wait_js(page, "document.querySelector('#usage').textContent.startsWith('30 in')")
+        head = page.inner_text(".thread-head")
+        assert head.startswith("general · ") and head.endswith(" tokens")  # shown per thread

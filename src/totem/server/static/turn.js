@@ -162,6 +162,12 @@ export class Turn {
     else if (event.type === "run_finished") {
       thread.working(false);
       if (event.reason !== "finished") thread.notice(`${agent}: ${event.reason} ${event.detail || ""}`, "warning");
+      const u = event.usage;
+      if (u) {
+        const money = event.cost != null ? ` · $${event.cost.toFixed(4)}` : "";
+        const head = thread.el.parentElement.querySelector(":scope > .thread-head");
+        if (head) head.textContent = `${agent} · ${model} · ${(u.input + u.output).toLocaleString("en-US")} tokens${money}`;
+      }
     } else apply(thread, event);
   }
 
