@@ -33,6 +33,6 @@ if [ ! -f "$MODEL" ]; then
   mv "$tmp/model.gguf" "$MODEL"; rm -rf "$tmp"
 fi
 
-server=$(bash "$here/cpu-model.sh" | tail -1)
+server=$(bash "$here/cpu-model.sh" --server-only | tail -1)
 echo "$MODEL"
 echo "$server"

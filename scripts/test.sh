@@ -24,6 +24,7 @@ done
 .venv/bin/python -m compileall -q src >/dev/null
 (cd tests/node && npm install --no-audit --no-fund --loglevel=error >/dev/null)
 bash scripts/web-test-deps.sh  # Debian's chromium + the playwright package (no browser download)
+bash scripts/audio-test-deps.sh  # Debian's espeak-ng and sox, for the tts tool's tests
 
 if [ "$with_model" = 1 ]; then
   PYTHON=.venv/bin/python bash scripts/cpu-model.sh >/dev/null
@@ -33,7 +34,7 @@ if [ "$with_litellm" = 1 ]; then
   bash scripts/litellm.sh >/dev/null
   export TOTEM_REQUIRE_LITELLM=1
 fi
-export TOTEM_REQUIRE_SERVERS=1 TOTEM_REQUIRE_WEB=1
+export TOTEM_REQUIRE_SERVERS=1 TOTEM_REQUIRE_WEB=1 TOTEM_REQUIRE_AUDIO=1
 
 .venv/bin/ruff check src tests bench
 .venv/bin/mypy

@@ -103,11 +103,14 @@ def test_a_claimed_change_that_was_not_made_is_not_success(tmp_path: Path) -> No
     provider = ScriptedProvider([
         call(("read", {"path": "utils.py"})),
         reply("I have already fixed the typo in utils.py."),
+        reply("I have already fixed the typo in utils.py."),
+        reply("I have already fixed the typo in utils.py."),
     ])
     agent = make_agent(tmp_path, provider, tools=TOOLS, model=SMALL)
     sid, events = run_once(agent, "Fix the typo 'recieve' in utils.py.")
     end = finished(events)
     assert end.reason == "unverified" and "no change was made" in end.detail
+    assert user_texts(provider.requests[2])[-1].startswith("Nothing has been done yet")
     assert "recieve" in (tmp_path / "project" / "utils.py").read_text()
 
 
@@ -188,3 +191,48 @@ def test_an_answer_in_its_own_words_is_not_taken_for_a_copy(tmp_path: Path) -> N
     agent = make_agent(tmp_path, provider, tools=TOOLS, model=SMALL)
     _, events = run_once(agent, "What port does the server listen on?")
     assert finished(events).reason == "finished" and len(provider.requests) == 2
+
+
+def test_a_request_for_a_change_answered_with_none_is_asked_once_to_make_it(
+    tmp_path: Path,
+) -> None:
+    with_config(tmp_path)
+    provider = ScriptedProvider([
+        call(("read", {"path": "utils.py"})),
+        reply("The file utils.py has been read."),  # the real 1.5B's answer after a read
+        call(("edit", {"path": "utils.py", "old_string": "recieve", "new_string": "receive"})),
+        reply("Fixed the typo."),
+    ])
+    agent = make_agent(tmp_path, provider, tools=TOOLS, model=SMALL)
+    _, events = run_once(agent, "Fix the typo 'recieve' in utils.py.")
+    assert finished(events).reason == "finished"
+    nudge = user_texts(provider.requests[2])[-1]
+    assert "the request asks for it: Fix the typo 'recieve' in utils.py." in nudge
+    assert "receive" in (tmp_path / "project" / "utils.py").read_text()
+    assert any(isinstance(e, Notice) and "none was made" in e.text for e in events)
+
+
+def test_a_question_is_never_asked_to_change_anything(tmp_path: Path) -> None:
+    with_config(tmp_path)
+    provider = ScriptedProvider([
+        call(("read", {"path": "config.ini"})),
+        reply("It listens on port 8437."),
+    ])
+    agent = make_agent(tmp_path, provider, tools=TOOLS, model=SMALL)
+    _, events = run_once(agent, "Which port is set in config.ini? Can I change it?")
+    assert finished(events).reason == "finished" and len(provider.requests) == 2
+
+
+def test_a_request_to_run_something_is_asked_to_run_it_not_to_edit(tmp_path: Path) -> None:
+    with_config(tmp_path)
+    provider = ScriptedProvider([
+        call(("read", {"path": "utils.py"})),
+        reply("2"),  # the real 1.5B's answer before it ran anything
+        call(("bash", {"command": "echo '3 failed, 4 passed'"})),
+        reply("3 tests fail."),
+    ])
+    agent = make_agent(tmp_path, provider, tools=TOOLS, model=SMALL)
+    _, events = run_once(agent, "Run this project's tests and tell me how many of them fail.")
+    assert finished(events).reason == "finished"
+    nudge = user_texts(provider.requests[2])[-1]
+    assert nudge.startswith("Nothing has been run yet") and "Do not change any file" in nudge

@@ -25,13 +25,14 @@ OVERFLOW_NEWER = json.dumps({"error": {
 
 
 def _run(tmp: Path, base_url: str, text: str, *, options: dict[str, Any] | None = None,
-         models: dict[str, Any] | None = None, history: int = 0) -> list[Event]:
+         models: dict[str, Any] | None = None, history: int = 0,
+         model: str = "local") -> list[Event]:
     root = tmp / "project"
     root.mkdir(exist_ok=True)
     (root / "README.md").write_text("# Marmalade\n\nA tiny jam-making library.\n")
     pconf = ProviderConfig("local", "openai", base_url=base_url, options=options or {},
                            models=models or {})
-    config = Config(model="local/local", providers={"local": pconf})
+    config = Config(model=f"local/{model}", providers={"local": pconf})
     store = SqliteStore(tmp / "store.db")
 
     async def go() -> list[Event]:
@@ -69,7 +70,8 @@ def test_constrained_steps_run_tools_and_the_run_ends(tmp_path: Path) -> None:
     answers = [_step('{"tool": "read", "args": {"path": "README.md"}}'),
                _step('{"answer": "The project is Marmalade."}')]
     with LlamaLike(answers) as server:
-        events = _run(tmp_path, server.base_url, "What is the project's name?")
+        events = _run(tmp_path, server.base_url, "What is the project's name?",
+                      options={"read_ahead": False})
         bodies = server.bodies
     first = bodies[0]
     assert "tools" not in first and first["response_format"]["type"] == "json_schema"
@@ -82,6 +84,40 @@ def test_constrained_steps_run_tools_and_the_run_ends(tmp_path: Path) -> None:
     assert json.loads(second[-2]["content"]) == {"tool": "read", "args": {"path": "README.md"}}
     assert second[-1]["content"].startswith('Result of read {"path": "README.md"}:')
     assert events[-1] == RunFinished("finished", "", 2, events[-1].usage)
+
+
+def test_the_files_are_read_ahead_and_a_change_must_be_a_call(tmp_path: Path) -> None:
+    answers = [_step('{"tool": "edit", "args": {"path": "README.md", "old_string": "jam", '
+                     '"new_string": "marmalade"}}'),
+               _step('{"answer": "Done: README.md says marmalade-making."}')]
+    with LlamaLike(answers) as server:
+        events = _run(tmp_path, server.base_url, "Change jam to marmalade in the README.")
+        bodies = server.bodies
+    first = bodies[0]["messages"]
+    # before its first step the model has the listing and the file, as calls of its own
+    assert json.loads(first[-2]["content"].splitlines()[0]) == {
+        "tool": "glob", "args": {"pattern": "**/*"}}
+    assert "A tiny jam-making library." in first[-1]["content"]
+    assert "The request is: Change jam to marmalade in the README." in first[-1]["content"]
+    # asked for a change, the first step may not be an answer
+    options = bodies[0]["response_format"]["json_schema"]["schema"]["anyOf"]
+    assert all("tool" in o["properties"] for o in options)
+    assert "answer" in json.dumps(bodies[1]["response_format"])
+    assert [s.name for s in _of(events, ToolStart)] == ["glob", "read", "edit"]
+    assert "marmalade-making" in (tmp_path / "project" / "README.md").read_text()
+    assert isinstance(events[-1], RunFinished) and events[-1].reason == "finished"
+
+
+def test_held_steps_drop_the_warning_that_the_model_calls_tools_badly(tmp_path: Path) -> None:
+    def warned(options: dict[str, Any]) -> bool:
+        answers = [_step('{"answer": "Hello."}')]
+        with LlamaLike(answers) as server:
+            events = _run(tmp_path, server.base_url, "hi", options=options,
+                          model="qwen2.5-coder-0.5b-instruct")
+        return any("known not to call tools reliably" in n.text for n in _of(events, Notice))
+
+    assert warned({"tool_mode": "native"})
+    assert not warned({})
 
 
 def test_native_mode_sends_tools_and_is_still_bounded(tmp_path: Path) -> None:

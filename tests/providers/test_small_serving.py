@@ -307,13 +307,13 @@ def test_step_request_on_the_wire_has_the_schema_and_no_native_tools() -> None:
     assert "tool_calls" not in assistant
     assert result["role"] == "user"
     assert result["content"].startswith('Result of read {"path": "README.md"}:\n# Jam\n\n')
-    assert result["content"].endswith('You have the result of read {"path": "README.md"} above. '
-                                      'If the request asks you to change, create, rename or '
-                                      'delete something and that is not done yet, take the next '
-                                      'step with a tool now (read a file before you edit it). If '
-                                      'it asks a question, read the file that holds the answer '
-                                      'before you answer. When it is done, answer the request '
-                                      'with {"answer": "..."}.')
+    assert 'You have the result of read {"path": "README.md"} above.' in result["content"]
+    # the request is said again next to the results: small models lose it
+    assert "The request is: What is this project?" in result["content"]
+    assert result["content"].endswith('When it is done, answer with {"answer": "..."}.')
+    held = to_wire(step_request(request, engine="llamacpp", answer=False))
+    options = held["response_format"]["json_schema"]["schema"]["anyOf"]
+    assert all("tool" in o["properties"] for o in options)  # a call, never an answer
     ollama = step_request(request, engine="ollama")
     assert ollama.options["format"] == step_schema(_tools())
 

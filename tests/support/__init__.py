@@ -8,6 +8,7 @@ pytest fixtures only.
     anthropic_captures  the recorded Anthropic streams of the `anthropic` sdist
     cpu_model           llama-server with the cached CPU model
     gemini_streams      the Gemini model, fixtures and wire shapes of the Gemini tests
+    integration_servers stand-ins for Slack, the search APIs and an images endpoint
     knowledge_runs      sessions of the real service with the stand-in documentation server
     local_http          real HTTP servers on 127.0.0.1 (one `Reply`), a recording transport
     loop_agents         an Agent on a real store and permission service, and a run of it

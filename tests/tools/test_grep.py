@@ -35,17 +35,21 @@ def test_ripgrep_is_found() -> None:
 @pytest.mark.parametrize("grep", BOTH)
 def test_matches_as_path_line_text(grep: Grep, tree: Path, ctx: ToolContext, call: Call) -> None:
     result = call(grep, ctx, pattern="TODO")
-    assert result.output == "README.md:2: TODO: write docs\nsrc/pkg/util.py:2:     pass  # TODO"
+    assert result.output == (
+        "README.md:2: TODO: write docs\nsrc/pkg/util.py:2:     pass  # TODO\n\n"
+        "[2 matches in 2 files.]"  # counted: small models cannot count lines
+    )
 
 
 @pytest.mark.parametrize("grep", BOTH)
 def test_path_and_include(grep: Grep, tree: Path, ctx: ToolContext, call: Call) -> None:
     assert call(grep, ctx, pattern=r"def \w+", path="src").output == (
-        "src/main.py:3: def main():\nsrc/pkg/util.py:1: def helper():"
+        "src/main.py:3: def main():\nsrc/pkg/util.py:1: def helper():\n\n"
+        "[2 matches in 2 files.]"
     )
     assert call(grep, ctx, pattern="TODO", include="*.md").output == "README.md:2: TODO: write docs"
     assert call(grep, ctx, pattern="os", path="src/main.py").output == (
-        "src/main.py:1: import os\nsrc/main.py:4:     return os.name"
+        "src/main.py:1: import os\nsrc/main.py:4:     return os.name\n\n[2 matches in 1 file.]"
     )
 
 
@@ -84,8 +88,8 @@ def test_a_huge_matching_line_is_cut_not_fatal(
     (project / "bundle.min.js").write_text("var a=1;" * 250_000 + "TODO" + "x" * 1000 + "\n")
     (project / "notes.txt").write_text("plain line\nTODO: small\n")
     lines = call(grep, ctx, pattern="TODO").output.splitlines()
-    assert len(lines) == 2
-    bundle, notes = lines
+    assert len(lines) == 4 and lines[2:] == ["", "[2 matches in 2 files.]"]
+    bundle, notes = lines[:2]
     assert bundle.startswith("bundle.min.js:1: var a=1;var a=1;")
     assert bundle.endswith(" [... long line cut]")
     assert len(bundle) < 600

@@ -47,10 +47,11 @@ def _parser() -> object:
     from totem.cli.agents import add_parser as add_agents_parser
 
     add_agents_parser(sub)
-    from totem.cli import models, providers
+    from totem.cli import models, providers, tools
 
     providers.add_parsers(sub)
     models.add_parsers(sub)
+    tools.add_parsers(sub)
     from totem.cli.history import add_parsers as add_history_parsers
 
     add_history_parsers(sub)
@@ -78,7 +79,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = _parser()
     assert isinstance(parser, argparse.ArgumentParser)
     args = parser.parse_args(args_list)
-    if args.command in ("providers", "models", "sessions", "export", "undo", "redo"):
+    if args.command in ("providers", "models", "tools", "sessions", "export", "undo", "redo"):
         code: int = args.handler(args)
         return code
     if args.command == "run":

@@ -12,7 +12,7 @@ from pathlib import Path
 
 from totem.prompt.builder import environment, project_instructions
 
-__all__ = ["copied_nudge", "look_nudge", "missing_path_nudge", "small_system_prompt"]
+__all__ = ["act_nudge", "copied_nudge", "look_nudge", "missing_path_nudge", "small_system_prompt"]
 
 _HERE = Path(__file__).parent
 
@@ -32,6 +32,13 @@ def look_nudge(files: Sequence[str]) -> str:
     """Said once when a small model answers without a single tool call; `files`: some of
     the project's files, so that it has real paths to read."""
     return _text("small_look.txt").replace("{files}", ", ".join(files) or "(none)")
+
+
+def act_nudge(request: str, *, run: bool = False) -> str:
+    """Said when a small model answers a request for a change (or, `run`, for a command)
+    without making it."""
+    return _text("small_run.txt" if run else "small_act.txt").replace("{request}",
+                                                                     request.strip())
 
 
 def copied_nudge(request: str) -> str:

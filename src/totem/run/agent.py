@@ -60,3 +60,6 @@ class Agent:
     sampling: Sampling = field(default_factory=Sampling)  # bounds, temperature, tool mode
     cache_ttl: float | None = None  # seconds a prompt-cache entry lives; None: no cache
     state: SessionState = field(default_factory=SessionState)
+    # Read the files a request most likely concerns before the model's first step (small
+    # local models, which do not look by themselves; see run/read_ahead.py).
+    read_ahead: bool = False

@@ -14,11 +14,12 @@ import os
 import re  # patterns compiled on first use (re caches them), not at start-up
 from collections.abc import Iterable, Mapping
 from pathlib import Path
+from typing import Literal
 
 from totem.messages import Message, ToolPart
 from totem.tools.base import Tool
 
-__all__ = ["AnswerCheck", "claims_change", "named_paths"]
+__all__ = ["AnswerCheck", "asked_action", "asks_change", "claims_change", "named_paths"]
 
 _EXTENSIONS = (
     "py|pyi|js|mjs|cjs|ts|tsx|jsx|java|kt|go|rs|rb|php|c|h|cc|cpp|hpp|cs|swift|sh|bash|sql|"
@@ -39,6 +40,31 @@ _SHOWN_FILES = 30  # files named in a nudge
 
 MIN_COPIED_CHARS = 30  # a shorter line may match the prompt by chance
 MIN_REQUEST_WORDS = 3  # "hi", "thanks": no project question to look into
+MAX_ACT_NUDGES = 2  # a failed edit after the first nudge is worth one more try
+
+
+_CHANGE_VERBS = (
+    r"\b(?:add|append|insert|fix|correct|create|make|write|delete|remove|rename|move|change|"
+    r"set|bump|raise|lower|increase|decrease|update|replace|edit|modify|implement|refactor)\b"
+)
+_RUN_VERBS = r"\b(?:run|execute|install|build)\b"
+_QUESTION_START = r"^\s*(?:how|what|which|where|who|why|when|is|are|does|do|can|could)\b"
+
+
+def asks_change(request: str) -> bool:
+    """Whether a request asks for a change in the project or a command run (not a question
+    about the project)."""
+    return asked_action(request) is not None
+
+
+def asked_action(request: str) -> Literal["change", "run"] | None:
+    """What a request asks to be done: a change in the project, a command run (and nothing
+    changed), or None for a question about the project."""
+    if re.match(_QUESTION_START, request, re.I) and request.rstrip().endswith("?"):
+        return None
+    if re.search(_CHANGE_VERBS, request, re.I):
+        return "change"
+    return "run" if re.search(_RUN_VERBS, request, re.I) else None
 
 
 def claims_change(text: str) -> bool:
@@ -107,6 +133,8 @@ class AnswerCheck:
         self.tools = tools
         self.nudged = False
         self.copy_nudged = False
+        self.act_nudges = 0
+        self.must_act = False  # the next step must be a call, where the server can hold it
 
     def nudge(self, answer: str, run: list[Message], request: str) -> str | None:
         """The nudge for an answer given without looking, or naming paths that do not exist
@@ -138,6 +166,19 @@ class AnswerCheck:
                      and line.strip("*-.0123456789 ") in told)
         self.copy_nudged = copied * 2 >= len(" ".join(answer.split())) > 0
         return self.copy_nudged
+
+    def act_nudge(self, run: list[Message], request: str) -> str | None:
+        """Up to MAX_ACT_NUDGES times per run: the nudge for an answer to a request for a
+        change, when the run changed nothing yet (the next step is then held to a call
+        where the server can hold it)."""
+        from totem.prompt.small import act_nudge
+
+        action = asked_action(request)
+        if self.act_nudges >= MAX_ACT_NUDGES or action is None or _changed(run, self.tools):
+            return None
+        self.act_nudges += 1
+        self.must_act = True
+        return act_nudge(request, run=action == "run")
 
     def unbacked_claim(self, answer: str, history: Iterable[Message]) -> bool:
         """The answer claims a change, and the session made none."""

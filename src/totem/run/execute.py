@@ -156,6 +156,10 @@ class ToolRunner:
         args = parse_arguments(tool, raw)
         part.input = args.model_dump()
         refused = self.read_first.refusal(tool.name, part.input)
+        if refused is None and self.agent.profile.small:
+            from totem.tools.small import overwrite_refusal
+
+            refused = overwrite_refusal(self.agent.root, tool.name, part.input)
         if refused is not None:
             raise ToolError(refused)
         return args
@@ -190,6 +194,7 @@ class ToolRunner:
             meta=part.meta if part.meta is not None else {},
             asks=self.asks,
             after_write=self.agent.after_write,
+            small_model=self.agent.profile.small,
         )
 
     def finish(self, message: Message, part: ToolPart, output: str, error: bool) -> None:

@@ -54,7 +54,7 @@ from totem.providers.localserver.stepmode import step_events, step_request
 from totem.providers.transport.overflow import context_overflow, window_in_error
 from totem.providers.transport.retry import stream_with_retry
 from totem.run.agent import Agent, CacheClock
-from totem.run.answer_check import AnswerCheck
+from totem.run.answer_check import MIN_REQUEST_WORDS, AnswerCheck, asks_change
 from totem.run.callguard import CallGuard, guard_calls
 from totem.run.compaction import (
     Compactor,
@@ -143,6 +143,7 @@ class Run:
         self.emit(RunStarted(self.session_id, user.id, self.agent.label))
         try:
             await self._prepare()
+            await self._read_ahead()
             reason, detail = await self._loop()
         except (Aborted, asyncio.CancelledError):
             if not self.abort.aborted:
@@ -168,6 +169,45 @@ class Run:
                 if tool.name not in self.tools:
                     self.tools[tool.name] = tool
                     self.specs = [*self.specs, tool_spec(tool)]
+
+    async def _read_ahead(self) -> None:
+        """For a small model, list the project and read the files the request most likely
+        concerns, as calls of its own, before its first step (see run/read_ahead.py)."""
+        request = self._request_text()
+        if self.nested or not self.agent.read_ahead or len(request.split()) < MIN_REQUEST_WORDS:
+            return
+        from totem.run.read_ahead import budget_for, calls_ahead
+
+        done = self._calls_done()
+        calls = [
+            c for c in calls_ahead(self.agent.root, request, question=not asks_change(request),
+                                   budget=budget_for(self.compactor.window))
+            if c.name in self.tools and (c.name, c.args.get("pattern") or c.args.get("path"))
+            not in done
+        ]
+        if not calls:
+            return
+        message = self._add_message("assistant")
+        parts = []
+        for call in calls:
+            part = ToolPart(call_id=new_id("call"), name=call.name, input=dict(call.args),
+                            raw_input=json.dumps(call.args))
+            self._append_part(message, part)
+            parts.append(part)
+        message.finish = "tool_calls"
+        self.agent.store.finish_message(message)
+        await self.runner.execute(message, parts)
+        # shown the files, a small model asked for a change tends to say it read them
+        self.answers.must_act = asks_change(request)
+
+    def _calls_done(self) -> set[tuple[str, object]]:
+        """The reads and listings the session already made, by tool and path or pattern."""
+        done: set[tuple[str, object]] = set()
+        for message in self.history:
+            for part in message.parts:
+                if isinstance(part, ToolPart) and part.state == "completed" and part.input:
+                    done.add((part.name, part.input.get("pattern") or part.input.get("path")))
+        return done
 
     async def _loop(self) -> tuple[FinishReason, str]:
         continuations = 0
@@ -217,6 +257,12 @@ class Run:
             self.emit(Notice("The answer was not checked against the project; asking the "
                              "model to look with tools first."))
             self._synthetic_user(nudge)
+            return None
+        act = self.answers.act_nudge(self.history[self.first:], self._request_text())
+        if act is not None:
+            self.emit(Notice("The request asks for a change or a command and none was made; "
+                             "asking the model to do it."))
+            self._synthetic_user(act)
             return None
         if self.answers.unbacked_claim(answer, self.history):
             detail = ("The answer says something was changed, but no change was made in this "
@@ -386,7 +432,9 @@ class Run:
         """The provider's stream of `request`, in step form when tool calls are constrained."""
         sampling = self.agent.sampling
         if sampling.constrained and request.tools:
-            stepped = step_request(request, engine=sampling.engine)
+            answer = not self.answers.must_act
+            self.answers.must_act = False
+            stepped = step_request(request, engine=sampling.engine, answer=answer)
             return step_events(self.agent.provider.stream(stepped))
         return self.agent.provider.stream(request)
 

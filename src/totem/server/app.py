@@ -19,6 +19,8 @@
     GET    /api/settings/providers  POST /api/settings/providers
     DELETE /api/settings/providers/NAME  POST /api/settings/providers/NAME/test
     GET    /api/settings/detect
+    GET    /api/settings/integrations  POST /api/settings/integrations/NAME/key  (session/
+                                       integration_admin.py: state, a key to the key store)
     POST   /api/trust                         trust the folder: its own .totem config counts
 """
 
@@ -91,6 +93,8 @@ class App:
             ("DELETE", r"/api/settings/providers/([A-Za-z0-9_.\-]+)", self.remove_provider),
             ("POST", r"/api/settings/providers/([A-Za-z0-9_.\-]+)/test", self.test_provider),
             ("GET", r"/api/settings/detect", self.detect),
+            ("GET", r"/api/settings/integrations", self.integrations),
+            ("POST", r"/api/settings/integrations/([a-z]+)/key", self.integration_key),
             ("POST", r"/api/trust", self.trust),
         ]
         self.routes = [(m, re.compile(p + "$"), f) for m, p, f in table]
@@ -319,6 +323,30 @@ class App:
         from totem.server.settings import test_provider
 
         return json_response(await test_provider(self.state.root, name))
+
+    async def integrations(self, request: Request) -> Response:
+        from totem.session.integration_admin import integrations_view
+        from totem.settings.config import ConfigError
+
+        try:
+            return json_response({"integrations": integrations_view(self.state.root)})
+        except ConfigError as exc:
+            return _error(str(exc))
+
+    async def integration_key(self, request: Request, name: str) -> Response:
+        from totem.session.integration_admin import set_integration_key
+        from totem.settings.config import ConfigError
+        from totem.settings.keys import KeyStoreError
+
+        data = _body(request)
+        try:
+            message = set_integration_key(name, str(data.get("key") or ""),
+                                          base_url=str(data.get("base_url") or ""),
+                                          backend=str(data.get("backend") or ""))
+        except (ValueError, ConfigError, KeyStoreError, OSError) as exc:
+            return self._settings_result((False, str(exc)))
+        self.state.settings_changed()
+        return self._settings_result((True, message))
 
     async def detect(self, request: Request) -> Response:
         from totem.server.settings import detect_servers

@@ -95,7 +95,8 @@ class SessionService:
 
         self.trusted = is_trusted(self.root)  # the project's own config files count
         self.toolset = Toolset(self.root, self.config, permission=self.permission,
-                               questions=self.questions, given=tools, trusted=self.trusted)
+                               questions=self.questions, given=tools, trusted=self.trusted,
+                               store=self.store)
         ignored_servers = self.toolset.mcp_config.ignored if self.toolset.mcp_config else []
         if self.toolset.mcp_config is not None and not self.toolset.mcp_config.servers \
                 and not self.toolset.mcp_config.problems:
@@ -106,6 +107,8 @@ class SessionService:
         for pconf in self.config.providers.values():
             if pconf.key is not None:
                 self._redact.add(pconf.key.reveal())
+        for secret in self.config.integrations.secrets():
+            self._redact.add(secret.reveal())
 
     def _trust_notice(self, ignored_servers: list[str]) -> None:
         """One notice for what the untrusted project's config would change, one for what a
@@ -214,6 +217,7 @@ class SessionService:
             or (served.facts.context_window if served.facts else None)
             or info.context_window or profile.context_window,
             sampling=served.sampling,
+            read_ahead=served.read_ahead,
             state=self.state,
             price=info.price,
             cache_ttl=_cache_ttl(self.config.providers.get(label.partition("/")[0])),
@@ -407,6 +411,8 @@ class SessionService:
     def _warn_about_tools(self, agent: Agent) -> None:
         from totem.providers.catalog.catalogue import tools_warning
 
+        if agent.sampling.constrained:
+            return  # its server holds every step to a valid call or an answer
         warning = tools_warning(self._model_info(agent.label, agent.model))
         if warning and warning not in self._warned:
             self._warned.add(warning)

@@ -1,12 +1,13 @@
 """The one place a run's tools are assembled.
 
     built in     read, glob, grep, write, edit, patch, bash, process, fetch, todo, ask, skill
-    websearch    when a SearXNG URL is configured
+    websearch    when a search backend is configured (SearXNG, Brave, Tavily)
     task         when there are agents to start (sub-agents)
+    integrations slack, tts, image, agent_*: each when configured (session.integrations)
     mcp          the configured MCP servers' tools, which start with the first run
     pack         a knowledge pack's documentation server, after its search before step 1
 
-The first three are known before a run and make the agent's tool list; the last two come
+The first four are known before a run and make the agent's tool list; the last two come
 into being with a run, as the agent's preparers (in that order: the pack's search may use a
 project server that the MCP step started). Each tool is marked by its kind
 (`tools.base.kind_of`), never recognised by its name.
@@ -28,14 +29,11 @@ if TYPE_CHECKING:
     from totem.policy.questions import QuestionService
     from totem.run.agent import Agent
     from totem.run.subagents import SubagentRunner
+    from totem.session.integrations import ToolState
     from totem.settings.config import Config
+    from totem.store.base import Store
 
 __all__ = ["Toolset"]
-
-
-def _present(tool: Tool | None) -> Tool:
-    assert tool is not None
-    return tool
 
 
 class Toolset:
@@ -48,8 +46,10 @@ class Toolset:
         questions: QuestionService,
         given: list[Tool] | None = None,
         trusted: bool = True,
+        store: Store | None = None,
     ) -> None:
         self.root = root
+        self.store = store  # where the agent tools keep saved agents
         self.config = config
         self.permission = permission
         self.questions = questions
@@ -69,21 +69,34 @@ class Toolset:
         """The tools known before a run: built in, web search when configured, and `task`
         when there are `agents` (name: description) to start."""
         if self._base is None:
-            from totem.tools.lazy import LazyTool
+            from totem.session.integrations import integration_tools
             from totem.tools.registry import builtin_tools
 
             tools = builtin_tools()
-            url = self.config.tools.websearch_url
-            if url:
-                from totem.tools.websearch import websearch_tool
-
-                tools.append(LazyTool("websearch", True, "totem.tools.websearch:WebSearch",
-                                      factory=lambda: _present(websearch_tool(url)),
-                                      kind="websearch"))
+            extra = integration_tools(self.config.integrations, store=lambda: self.store)
+            tools += [t for t in extra if t.name == "websearch"]
             if agents:
                 tools.append(_task_tool(agents, task_runner))
+            tools += [t for t in extra if t.name != "websearch"]
             self._base = tools
         return self._base
+
+    def states(self, *, agents: dict[str, str]) -> list[ToolState]:
+        """Every tool a run could have, on or off, and why (for `totem tools`)."""
+        from totem.session.integrations import ToolState, integration_states
+        from totem.tools.registry import BUILTIN
+
+        found = [ToolState(name, True, "built in") for name, _, _ in BUILTIN]
+        extra = integration_states(self.config.integrations)
+        found += [s for s in extra if s.name == "websearch"]
+        found.append(ToolState("task", bool(agents), f"agents: {', '.join(sorted(agents))}"
+                               if agents else "no agents to start"))
+        found += [s for s in extra if s.name != "websearch"]
+        if self.mcp_config is not None:
+            servers = ", ".join(self.mcp_config.enabled) or "none enabled"
+            found.append(ToolState("mcp", bool(self.mcp_config.enabled),
+                                   f"servers: {servers} (their tools start with a run)"))
+        return found
 
     async def mcp_tools(self, agent: Agent, asks: Callable[[Event], None]) -> list[Tool]:
         """The MCP servers' tools; the servers start (each asking first) on the first run.

@@ -16,6 +16,8 @@
     tools:
       bash: {timeout: 120, forbidden: ["rm -rf /*", "git push *"]}
       websearch: {url: "http://127.0.0.1:8888"}   # a SearXNG instance; no url, no tool
+                                                  # (or backend: brave | tavily, key: ...)
+    integrations:            # slack, tts, image, agents: see settings/integrations.py
     knowledge:               # framework packs (Total.js built in)
       totaljs: auto          # auto | always | never: which projects are Total.js ones
       forge: true            # the Total.js documentation server and the search before a run
@@ -43,65 +45,14 @@ from typing import Any, Literal
 from totem.policy.permission import Action, Rule
 from totem.settings.config_trust import rule_items
 from totem.settings.errors import ConfigError
+from totem.settings.integrations import Integrations, parse_integrations
 from totem.settings.paths import cache_dir, config_dir
+from totem.settings.secret import Secret
 from totem.tools.base import ToolSettings
 
 __all__ = ["Config", "ConfigError", "KnowledgeSettings", "ProviderConfig", "Secret", "load_config"]
 
 _LITERAL_KEY = re.compile(r"""(?:^|[{,])\s*key\s*:\s*(?!["']?\$\{)\S""", re.M)
-_ENV_REF = re.compile(r"\$\{env:([A-Za-z_][A-Za-z0-9_]*)\}")
-
-
-class Secret:
-    """A key that never shows itself: repr and str are masked."""
-
-    __slots__ = ("_raw",)
-
-    def __init__(self, raw: str) -> None:
-        self._raw = raw
-
-    def reveal(self) -> str | None:
-        """The key, with `${env:VAR}` resolved; None when the variable is not set."""
-        missing: list[str] = []
-
-        def sub(match: re.Match[str]) -> str:
-            value = os.environ.get(match.group(1))
-            if value is None:
-                missing.append(match.group(1))
-                return ""
-            return value
-
-        value = _ENV_REF.sub(sub, self._raw)
-        if "${key:" in value:  # a key typed into `totem providers add`, kept in keys.json
-            from totem.settings.keys import resolve_refs
-
-            value, absent = resolve_refs(value)
-            missing += absent
-        return None if missing else value
-
-    def env_vars(self) -> list[str]:
-        return _ENV_REF.findall(self._raw)
-
-    def source(self) -> str:
-        """Where the key comes from and whether it is there, for a person: never the key."""
-        from totem.settings.keys import KEY_REF, load_keys
-
-        refs = KEY_REF.findall(self._raw)
-        if refs:
-            stored = load_keys()
-            absent = [r for r in refs if r not in stored]
-            return f"missing from the key store: {', '.join(absent)}" if absent else "stored"
-        env = self.env_vars()
-        if env:
-            absent = [v for v in env if v not in os.environ]
-            names = ", ".join(f"${v}" for v in env)
-            return f"{names} (not set)" if absent else names
-        return "set in the configuration"
-
-    def __repr__(self) -> str:
-        return "Secret(****)"
-
-    __str__ = __repr__
 
 
 @dataclass(slots=True)
@@ -135,6 +86,7 @@ class Config:
     tools: ToolSettings = field(default_factory=ToolSettings)
     detect_ports: dict[str, int] | None = None  # where to look for local servers
     knowledge: KnowledgeSettings = field(default_factory=KnowledgeSettings)
+    integrations: Integrations = field(default_factory=Integrations)  # off until configured
     sources: list[Path] = field(default_factory=list)
     ignored: list[str] = field(default_factory=list)  # what the untrusted project would change
     refused: list[str] = field(default_factory=list)  # what a project may never change
@@ -223,7 +175,7 @@ def _tool_settings(spec: dict[str, Any]) -> ToolSettings:
     if "forbidden" in bash:
         settings.forbidden_commands = [str(p) for p in bash["forbidden"]]
     websearch = spec.get("websearch") or {}
-    if websearch.get("url"):
+    if websearch.get("url") and websearch.get("backend", "searxng") == "searxng":
         settings.websearch_url = str(websearch["url"])
     if "output_limit" in spec:
         settings.output_limit = int(spec["output_limit"])
@@ -294,7 +246,12 @@ class _Layers:
 
 
 def _layers(project: Path, trusted: bool | None) -> _Layers:
-    from totem.settings.config_trust import guard_user_providers, restrict_untrusted
+    from totem.settings.config_trust import (
+        guard_user_providers,
+        protected_variables,
+        restrict_untrusted,
+    )
+    from totem.settings.integration_trust import guard_user_integrations
 
     user_file, project_file, *extra = config_files(project)
     read = {p: _read_yaml(p) for p in (user_file, project_file, *extra) if p.is_file()}
@@ -307,6 +264,9 @@ def _layers(project: Path, trusted: bool | None) -> _Layers:
         ours, layers.ignored = restrict_untrusted(ours, user)
     try:
         ours, layers.refused = guard_user_providers(ours, user)
+        ours, refused = guard_user_integrations(
+            ours, user, protected=protected_variables(user.get("providers") or {}))
+        layers.refused += refused
     except ConfigError as exc:
         raise ConfigError(f"{project_file}: {exc}") from None
     mine = user.get("providers") or {}
@@ -345,6 +305,8 @@ def load_config(project: Path, *, trusted: bool | None = None) -> Config:
         tools=_tool_settings(merged.get("tools") or {}),
         detect_ports=_ports((merged.get("detect") or {}).get("ports")),
         knowledge=knowledge,
+        integrations=parse_integrations(merged.get("integrations") or {},
+                                        (merged.get("tools") or {}).get("websearch") or {}),
         sources=layers.sources,
         ignored=layers.ignored,
         refused=layers.refused,

@@ -85,11 +85,18 @@ CONFIG_SCHEMA = Keys({
     "detect": Keys({"ports": MapOf(WHOLE)}),
     "tools": Keys({
         "bash": Keys({"timeout": NUMBER, "forbidden": TEXTS}),
-        "websearch": Keys({"url": OneOf((TEXT, Scalar((type(None),), "text")))}),
+        "websearch": Keys({"url": OneOf((TEXT, Scalar((type(None),), "text"))),
+                           "backend": TEXT, "key": TEXT}),
         "output_limit": WHOLE,
     }),
     **_KNOWLEDGE.fields,  # the old top-level form, read with a notice
     "knowledge": _KNOWLEDGE,
+    "integrations": Keys({
+        "slack": Keys({"token": TEXT, "base_url": TEXT}),
+        "tts": OneOf((FLAG, Keys({"engine": TEXT, "voice": TEXT, "model": TEXT, "play": FLAG}))),
+        "image": Keys({"base_url": TEXT, "key": TEXT, "model": TEXT, "size": TEXT}),
+        "agents": FLAG,
+    }),
     "mcp": OneOf((MapOf(MCP_SERVER), Scalar((type(None),), "a mapping of servers"))),
 })
 

@@ -19,6 +19,7 @@ from totem.settings.errors import ConfigError
 __all__ = [
     "IMPLICIT_KEY_KINDS",
     "guard_user_providers",
+    "protected_variables",
     "restrict_untrusted",
     "rule_items",
 ]
@@ -87,8 +88,11 @@ def _untrusted_tools(
             kept["output_limit"] = tools["output_limit"]
         else:
             ignored.append(f"tools.output_limit: {tools['output_limit']} (larger than yours)")
-    if (tools.get("websearch") or {}).get("url"):
-        ignored.append(f"tools.websearch.url: {tools['websearch']['url']}")
+    websearch = tools.get("websearch") or {}
+    if websearch.get("url") or websearch.get("backend") or websearch.get("key"):
+        url = websearch.get("url")
+        ignored.append(f"tools.websearch: the {websearch.get('backend') or 'searxng'} search"
+                       + (f" at {url}" if url else ""))
     return kept
 
 
@@ -121,10 +125,14 @@ def restrict_untrusted(
         kept["tools"] = kept_tools
     for name in project.get("mcp") or {}:
         ignored.append(f"MCP server '{name}'")
+    for name, spec in (project.get("integrations") or {}).items():
+        if spec not in (None, False, {}):
+            tools = "agent_* tools" if name == "agents" else f"{name} tool"
+            ignored.append(f"integrations.{name}: turns on the {tools}")
     return kept, ignored
 
 
-def _protected_variables(user_providers: dict[str, Any]) -> set[str]:
+def protected_variables(user_providers: dict[str, Any]) -> set[str]:
     names = set(_WELL_KNOWN_KEYS)
     for spec in user_providers.values():
         if isinstance(spec, dict) and spec.get("key"):
@@ -157,7 +165,7 @@ def guard_user_providers(
     if not isinstance(providers, dict):
         return project, []
     mine = user.get("providers") or {}
-    protected = _protected_variables(mine)
+    protected = protected_variables(mine)
     kept: dict[str, Any] = {}
     refused: list[str] = []
     for name, spec in providers.items():

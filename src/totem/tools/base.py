@@ -95,6 +95,9 @@ class ToolContext:
     # Where this run's questions go: the session's own stream, a sub-agent's included.
     asks: Callable[[Event], None] | None = None
     after_write: Sequence[AfterWrite] = ()  # what write, edit and patch call (tools.hooks)
+    # A small model's call: edit reads an empty old_string on an existing file as "add at
+    # the end" (what they mean by it), where a larger model gets an error.
+    small_model: bool = False
 
     async def ask(
         self, permission: str, patterns: list[str], *, title: str,
@@ -159,7 +162,7 @@ class ToolContext:
 
 # Where a tool comes from. A tool class says so with a `kind` attribute; without one it is
 # built in. Code that treats tools differently by origin asks `kind_of`, never the name.
-ToolKind: TypeAlias = Literal["builtin", "websearch", "task", "mcp"]
+ToolKind: TypeAlias = Literal["builtin", "websearch", "task", "mcp", "integration"]
 
 
 def kind_of(tool: Tool) -> ToolKind:
@@ -170,6 +173,8 @@ def kind_of(tool: Tool) -> ToolKind:
             return "task"
         case "mcp":
             return "mcp"
+        case "integration":
+            return "integration"
         case _:
             return "builtin"
 

@@ -45,11 +45,15 @@ class Edit:
                 raise ToolError(f"{missing} To create a new file, use write.")
             return await _create(path, args.new_string, ctx)
         content = _text(path, relative)
+        if not args.old_string and content and ctx.small_model and args.new_string.strip():
+            return await _append(path, content, args.new_string, ctx, why="was empty")
         if not args.old_string:
             if content:
                 raise ToolError(
                     f"old_string is empty but {relative} already exists and is not empty. "
-                    "Give the exact text to replace, or use write to replace the whole file."
+                    "Give the exact text to replace, or use write to replace the whole file. "
+                    "To add at the end, old_string is the file's last line and new_string is "
+                    "that line, a line break, and the new text."
                 )
             return await _save(path, content, args.new_string, 1, ctx)
         old, new = args.old_string, args.new_string
@@ -57,6 +61,16 @@ class Edit:
         if count == 0 and "\r\n" in content and "\n" in old:
             old, new = _crlf(old), _crlf(new)
             count = content.count(old)
+        if count == 0:
+            from totem.tools.edit_match import near_match
+
+            near = near_match(content, old, new)
+            if near is not None:
+                old, new = near
+                count = 1
+            elif old.strip() and new.startswith(old):
+                return await _append(path, content, new, ctx,
+                                     why=f"was not in {relative}; new_string begins with it")
         if count == 0:
             raise ToolError(
                 f"old_string was not found in {relative} — read the file and copy the exact "
@@ -97,6 +111,19 @@ async def _create(path: Path, content: str, ctx: ToolContext) -> ToolResult:
     return ToolResult(done + after_write(ctx, path), title=relative)
 
 
+async def _append(
+    path: Path, before: str, addition: str, ctx: ToolContext, *, why: str
+) -> ToolResult:
+    """The model adds a new piece (a function, a line) to the file: old_string is nowhere
+    in the file and new_string begins with it, or (a small model) old_string is empty.
+    The piece goes at the end of the file."""
+    from totem.tools.edit_match import appended
+
+    result = await _save(path, before, appended(before, addition), 1, ctx)
+    note = f"[old_string {why}, so new_string was added at the end of the file.]\n"
+    return ToolResult(note + result.output, title=result.title)
+
+
 async def _save(path: Path, before: str, after: str, replaced: int, ctx: ToolContext) -> ToolResult:
     relative = ctx.relative(path)
     diff = joined([file_diff(relative, before, after)])
@@ -108,4 +135,6 @@ async def _save(path: Path, before: str, after: str, replaced: int, ctx: ToolCon
     change = f"{'+' if delta >= 0 else ''}{delta} lines"
     times = f"{replaced} occurrences" if replaced > 1 else "1 occurrence"
     done = f"Edited {relative}: replaced {times} ({change})."
+    if before.strip() and not after.strip():  # small models "delete" a file this way
+        done += f" {relative} is now empty; to delete a file, run rm with bash."
     return ToolResult(done + after_write(ctx, path), title=relative)

@@ -93,6 +93,9 @@ def _format(matches: _Matches, args: GrepInput) -> str:
             f"\n[Showing {len(found)} of {matches.total} matches. "
             "Narrow the pattern, the path or include.]"
         )
+    elif matches.total > 1:  # counted for the model: small ones cannot count lines
+        files = len({path for path, _, _ in found})
+        lines.append(f"\n[{matches.total} matches in {files} file{'s' if files > 1 else ''}.]")
     return "\n".join(lines)
 
 

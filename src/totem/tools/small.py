@@ -18,9 +18,9 @@ from pathlib import Path
 from typing import Any
 
 from totem.providers.base import ToolSpec
-from totem.tools.base import Tool
+from totem.tools.base import Tool, kind_of
 
-__all__ = ["SMALL_TOOLS", "small_specs", "small_text", "small_tools"]
+__all__ = ["SMALL_TOOLS", "overwrite_refusal", "small_specs", "small_text", "small_tools"]
 
 SMALL_TOOLS = ("read", "glob", "grep", "edit", "write", "bash")
 _HERE = Path(__file__).parent
@@ -48,7 +48,7 @@ def small_tools(tools: Sequence[Tool]) -> list[Tool]:
     own = {name for name, _, _ in BUILTIN} | {"task", "websearch"}
     by_name = {t.name: t for t in tools}
     kept = [by_name[name] for name in SMALL_TOOLS if name in by_name]
-    return kept + [t for t in tools if t.name not in own]
+    return kept + [t for t in tools if t.name not in own and kind_of(t) != "integration"]
 
 
 def _flat_schema(full: dict[str, Any], arguments: dict[str, str]) -> dict[str, Any]:
@@ -74,3 +74,16 @@ def small_specs(specs: Sequence[ToolSpec]) -> list[ToolSpec]:
             spec = ToolSpec(spec.name, description, _flat_schema(spec.parameters, arguments))
         made.append(spec)
     return made
+
+
+def overwrite_refusal(root: Path, name: str, args: dict[str, Any]) -> str | None:
+    """For a small model, the error for a write over an existing file (they write only the
+    new line, and the rest of the file is lost), or None."""
+    path = args.get("path")
+    if name != "write" or not isinstance(path, str) or not path:
+        return None
+    target = Path(path) if Path(path).is_absolute() else root / path
+    if not target.is_file():
+        return None
+    return (_HERE / "write.small-exists.txt").read_text(encoding="utf-8").strip().replace(
+        "{path}", path)

@@ -1,27 +1,29 @@
-"""websearch: a web search through a SearXNG server's JSON API; absent until one is set.
+"""websearch: a web search through SearXNG, the Brave Search API or Tavily; absent until one
+is configured (`tools.websearch`).
 
-`websearch_tool(url)` gives the tool for a configured backend and None otherwise, so that a
-model is never offered a search that cannot work. The server must allow the JSON format
-(`search: formats: [html, json]` in SearXNG's settings.yml).
+`websearch_tool(url)` gives the tool for a SearXNG URL and None otherwise, so that a model is
+never offered a search that cannot work. A SearXNG server must allow the JSON format
+(`search: formats: [html, json]` in its settings.yml). The answer is a compact numbered list
+(title, URL, snippet), at most `MAX_LIMIT` results of `SNIPPET` characters each.
 """
 
 from __future__ import annotations
 
-import re
-from typing import Any, ClassVar
+from typing import ClassVar
 
-import httpx
 from pydantic import BaseModel, Field
 
-from totem import __version__
+from totem.policy.redact import Redactor
+from totem.settings.integrations import SearchSettings
 from totem.tools.base import Tool, ToolContext, ToolError, ToolResult, truncate
+from totem.tools.search_backends import Hit, search
 
 __all__ = ["WebSearch", "WebSearchInput", "websearch_tool"]
 
-TIMEOUT = 20.0
 DEFAULT_LIMIT = 5
 MAX_LIMIT = 20
 SNIPPET = 300  # characters kept of each result's snippet
+MAX_CHARS = 8_000  # of the whole list, whatever the output limit
 
 
 class WebSearchInput(BaseModel):
@@ -36,9 +38,14 @@ class WebSearch:
     read_only: ClassVar[bool] = True
     Input: ClassVar[type[BaseModel]] = WebSearchInput
 
-    def __init__(self, url: str) -> None:
-        base = url.strip().rstrip("/")
-        self.endpoint = base if base.endswith("/search") else base + "/search"
+    def __init__(self, backend: str | SearchSettings) -> None:
+        """`backend`: the settings, or a SearXNG server's URL."""
+        if isinstance(backend, str):
+            backend = SearchSettings("searxng", backend.strip().rstrip("/"))
+        self.settings = backend
+        base = backend.url
+        self.endpoint = base if base.endswith("/search") or backend.backend != "searxng" \
+            else base + "/search"
 
     async def run(self, args: WebSearchInput, ctx: ToolContext) -> ToolResult:
         query = args.query.strip()
@@ -46,51 +53,27 @@ class WebSearch:
             raise ToolError("The query is empty.")
         await ctx.ask("websearch", [query], title=f"search the web for {query!r}")
         ctx.abort.check()
-        results = await self._search(query)
-        shown = results[: args.limit or DEFAULT_LIMIT]
-        if not shown:
+        key = self.settings.key.reveal() if self.settings.key is not None else None
+        if self.settings.key is not None and not key:
+            raise ToolError(f"The search key is not available: tools.websearch.key is "
+                            f"{self.settings.key.source()}.")
+        limit = args.limit or DEFAULT_LIMIT
+        hits = (await search(self.settings, query, limit=limit, key=key))[:limit]
+        if not hits:
             return ToolResult(f"No results for {query!r}.", title=query)
-        text = "\n".join(_entry(number, result) for number, result in enumerate(shown, 1))
-        return ToolResult(truncate(text, ctx.settings.output_limit), title=query)
-
-    async def _search(self, query: str) -> list[dict[str, Any]]:
-        params = {"q": query, "format": "json"}
-        headers = {"User-Agent": f"totem/{__version__}", "Accept": "application/json"}
-        try:
-            async with httpx.AsyncClient(timeout=TIMEOUT, headers=headers) as client:
-                response = await client.get(self.endpoint, params=params)
-        except httpx.HTTPError as exc:
-            raise ToolError(f"The search server could not be reached: {exc}.") from None
-        if response.status_code == 403:
-            raise ToolError(
-                "The search server refused the JSON format (HTTP 403); enable `json` in its "
-                "search formats. Use fetch on a known URL meanwhile."
-            )
-        if response.status_code >= 400:
-            raise ToolError(f"The search server answered HTTP {response.status_code}.")
-        try:
-            payload = response.json()
-        except ValueError:
-            raise ToolError("The search server did not answer JSON.") from None
-        found = payload.get("results") if isinstance(payload, dict) else None
-        if not isinstance(found, list):
-            raise ToolError("The search server's answer has no result list.")
-        return [r for r in found if isinstance(r, dict) and isinstance(r.get("url"), str)]
+        text = "\n".join(_entry(number, hit) for number, hit in enumerate(hits, 1))
+        text = Redactor([key] if key else [])(text)
+        return ToolResult(truncate(text, min(MAX_CHARS, ctx.settings.output_limit)), title=query)
 
 
-def _entry(number: int, result: dict[str, Any]) -> str:
-    title = _plain(result.get("title")) or result["url"]
-    lines = [f"{number}. {title}", f"   {result['url']}"]
-    snippet = _plain(result.get("content"))
+def _entry(number: int, hit: Hit) -> str:
+    lines = [f"{number}. {hit.title or hit.url}", f"   {hit.url}"]
+    snippet = hit.snippet
     if snippet:
         if len(snippet) > SNIPPET:
             snippet = snippet[:SNIPPET].rsplit(" ", 1)[0] + "..."
         lines.append(f"   {snippet}")
     return "\n".join(lines)
-
-
-def _plain(value: object) -> str:
-    return re.sub(r"\s+", " ", value).strip() if isinstance(value, str) else ""
 
 
 def websearch_tool(settings_url: str | None) -> Tool | None:

@@ -23,6 +23,7 @@ class ServedModel:
     profile: ModelProfile
     facts: ServerFacts | None  # what the server said; None: hosted, or it said nothing
     sampling: Sampling
+    read_ahead: bool = False  # read the files a request concerns before the first step
 
 
 def _asked(pconf: ProviderConfig) -> bool:
@@ -52,4 +53,8 @@ def served_model(pconf: ProviderConfig | None, model: str) -> ServedModel:
         sampling = sampling_for(profile, facts, local=local, settings=settings)
     except ValueError as exc:
         raise ConfigError(f"provider '{pconf.name}', model '{model}': {exc}") from None
-    return ServedModel(profile, facts, sampling)
+    read_ahead = settings.get("read_ahead", profile.small and local)
+    if not isinstance(read_ahead, bool):
+        raise ConfigError(f"provider '{pconf.name}', model '{model}': `read_ahead` must be "
+                          f"true or false, not {read_ahead!r}")
+    return ServedModel(profile, facts, sampling, read_ahead)

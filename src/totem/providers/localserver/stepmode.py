@@ -82,16 +82,17 @@ def step_args(parameters: Json) -> Json:
     return schema
 
 
-def step_schema(specs: list[ToolSpec]) -> Json:
-    """The schema of one step: a call of one of `specs` or an answer."""
+def step_schema(specs: list[ToolSpec], *, answer: bool = True) -> Json:
+    """The schema of one step: a call of one of `specs` or (when `answer`) an answer."""
     steps: list[Json] = [
         {"type": "object",
          "properties": {"tool": {"const": spec.name}, "args": step_args(spec.parameters)},
          "required": ["tool", "args"], "additionalProperties": False}
         for spec in specs
     ]
-    steps.append({"type": "object", "properties": {"answer": {"type": "string"}},
-                  "required": ["answer"], "additionalProperties": False})
+    if answer:
+        steps.append({"type": "object", "properties": {"answer": {"type": "string"}},
+                      "required": ["answer"], "additionalProperties": False})
     return {"anyOf": steps}
 
 
@@ -124,9 +125,10 @@ def _tool_lines(specs: list[ToolSpec]) -> str:
     )
 
 
-def _as_steps(message: Message) -> list[Message]:
+def _as_steps(message: Message, request: str) -> list[Message]:
     """An assistant message with its calls written as steps, then a user message with
-    their results and what to do next (a small model reads a plain result best)."""
+    their results, the request again and what to do next (a small model reads a plain
+    result best, and forgets a request that is far above)."""
     tools = [p for p in message.parts if isinstance(p, ToolPart)]
     if message.role != "assistant" or not tools:
         return [message]
@@ -141,9 +143,21 @@ def _as_steps(message: Message) -> list[Message]:
         for call, p in zip(calls, tools, strict=True)
     ]
     # the real 0.5B model called the same tool again until told plainly to answer now
-    text = "\n\n".join([*results, _next_step().replace("{calls}", " and ".join(calls))])
+    next_step = _next_step().replace("{calls}", " and ".join(calls))
+    text = "\n\n".join([*results, next_step.replace("{request}", request or "(see above)")])
     user = Message(f"{message.id}_results", message.session_id, "user", [TextPart(text)])
     return [dataclasses.replace(message, parts=parts), user]
+
+
+def _latest_request(messages: list[Message]) -> str:
+    """What the person last asked (a text they typed, not one totem wrote)."""
+    for message in reversed(messages):
+        if message.role != "user":
+            continue
+        typed = [p.sent for p in message.parts if isinstance(p, TextPart) and not p.synthetic]
+        if typed:
+            return " ".join(typed).strip()[:2000]
+    return ""
 
 
 @cache
@@ -160,11 +174,15 @@ def _written_args(part: ToolPart) -> Json:
     return written if isinstance(written, dict) else (part.input or {})
 
 
-def step_request(request: ModelRequest, *, engine: str | None) -> ModelRequest:
-    """`request` in step form, its schema where `engine` takes one (see the module doc)."""
+def step_request(
+    request: ModelRequest, *, engine: str | None, answer: bool = True
+) -> ModelRequest:
+    """`request` in step form, its schema where `engine` takes one (see the module doc);
+    with `answer` False the step must be a call (the model answered too soon)."""
     if not request.tools:
         return request
-    schema = step_schema(request.tools)
+    schema = step_schema(request.tools, answer=answer)
+    asked = _latest_request(request.messages)
     tools = _instructions().replace("{tools}", _tool_lines(request.tools))
     option: Json = (
         {"format": schema} if engine == "ollama"
@@ -174,7 +192,7 @@ def step_request(request: ModelRequest, *, engine: str | None) -> ModelRequest:
     return dataclasses.replace(
         request,
         system=f"{request.system}\n\n{tools}" if request.system else tools,
-        messages=[step for m in request.messages for step in _as_steps(m)],
+        messages=[step for m in request.messages for step in _as_steps(m, asked)],
         tools=[],
         options={**request.options, **option},
     )

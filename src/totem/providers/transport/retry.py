@@ -30,6 +30,7 @@ import json
 import random
 import sys
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
+from typing import TypeVar
 
 from totem.abort import AbortSignal
 from totem.providers.base import (
@@ -45,12 +46,14 @@ from totem.providers.base import (
 
 __all__ = [
     "backoff_delay",
+    "call_with_retry",
     "classify_status",
     "error_message",
     "parse_retry_after",
     "stream_with_retry",
 ]
 
+T = TypeVar("T")
 JITTER = 0.3
 LOCAL_TRIES = 3  # a local server that refuses the connection: two retries, then the error
 LOCAL_BASE = 0.5
@@ -178,6 +181,30 @@ async def stream_with_retry(
         if report is not None:
             report(error, attempt, delay)
         await _wait(delay, abort, sleep)
+
+
+async def call_with_retry(
+    call: Callable[[], Awaitable[T]],
+    *,
+    abort: AbortSignal,
+    max_tries: int = 5,
+    max_retry_after: float = 60.0,
+    sleep: Callable[[float], Awaitable[object]] = asyncio.sleep,
+) -> T:
+    """`await call()`, retried like a stream that fails before its first event: for one
+    request that is not streamed (a tool's call to a web API). Its waits are the same, its
+    tries and its longest `retry_after` smaller, as a person is waiting on a tool."""
+
+    async def once() -> AsyncIterator[StreamEvent]:
+        found.append(await call())
+        return
+        yield  # an async generator that yields nothing
+
+    found: list[T] = []
+    async for _ in stream_with_retry(once, abort=abort, max_tries=max_tries,
+                                     max_retry_after=max_retry_after, sleep=sleep):
+        pass
+    return found[-1]
 
 
 # -- classifying HTTP failures, for adapters ---------------------------------------------

@@ -155,8 +155,41 @@ export class SettingsPanel {
       h("div", { class: "card" }, h("h2", { text: "Providers" }),
         data.providers.length ? configured : h("p", { class: "lead", text: "No provider yet: add one below, or look for servers on this computer." }),
         data.model ? h("p", { class: "lead", text: `Default model: ${data.model}` }) : null),
-      this.addForm(), this.detectCard(), this.modelsBox));
+      this.addForm(), this.detectCard(), this.integrationsBox = h("div", { class: "card integrations" }), this.modelsBox));
+    this.loadIntegrations();
     this.loadModels();
+  }
+
+  // The integrations (slack, tts, image, agent tools, web search): on or off and why; a key
+  // typed here goes to the key store, like a provider's.
+  async loadIntegrations() {
+    const { integrations } = await api("/api/settings/integrations");
+    const rows = h("tbody");
+    for (const it of integrations) {
+      const msg = h("div", { class: "msg" });
+      let form = null;
+      if (it.takes_key) {
+        const key = h("input", { type: "password", name: "key", autocomplete: "off", placeholder: it.key ? `key: ${it.key}` : "key" });
+        const url = it.name === "image" ? h("input", { type: "url", name: "base_url", placeholder: "https://api.openai.com/v1" }) : null;
+        const backend = it.name === "websearch" ? h("select", { name: "backend" }, h("option", { value: "brave", text: "Brave" }), h("option", { value: "tavily", text: "Tavily" })) : null;
+        const save = async () => {
+          try {
+            const r = await api(`/api/settings/integrations/${it.name}/key`, { method: "POST", body: { key: key.value, base_url: url ? url.value.trim() : "", backend: backend ? backend.value : "" } });
+            key.value = "";
+            await this.loadIntegrations();
+            this.integrationsBox.append(h("div", { class: "msg ok", text: r.message }));
+          } catch (err) { msg.className = "msg bad"; msg.textContent = err.message; }
+        };
+        form = h("form", { class: "row", onsubmit: (e) => { e.preventDefault(); save(); } }, backend, url, key,
+          h("button", { type: "submit", class: "small", text: "Save key" }));
+      }
+      rows.append(h("tr", { dataset: { integration: it.name } },
+        h("td", { class: "mono", text: it.name }), h("td", { class: it.on ? "on" : "off", text: it.on ? "on" : "off" }),
+        h("td", { text: it.why }), h("td", {}, form, msg)));
+    }
+    this.integrationsBox.replaceChildren(h("h2", { text: "Integrations" }),
+      h("p", { class: "lead", text: "Each tool is off until configured (see `totem tools`); keys typed here go to the key store." }),
+      h("table", { class: "list" }, h("thead", {}, h("tr", {}, ["Tool", "State", "Why", ""].map((t) => h("th", { text: t })))), rows));
   }
 
   addForm() {

@@ -1,0 +1,94 @@
+"""When an edit's old_string is not in the file as written: the near misses worth taking.
+
+Models copy old_string from what `read` showed, and small ones copy it a little wrong:
+with the line numbers `read` puts in front of each line, or with the indentation or the
+trailing spaces changed. Each near miss is taken only when it points at exactly one place
+in the file; otherwise the edit fails as before, with its error.
+"""
+
+from __future__ import annotations
+
+import re  # compiled on first use (re caches them), not at start-up
+
+__all__ = ["appended", "near_match"]
+
+_NUMBERED = r"^\s*\d+\t"  # read's "     3\t" before each line
+
+
+def _without_numbers(text: str) -> str | None:
+    """`text` without read's line numbers, when every line that has text carries one."""
+    lines = text.split("\n")
+    filled = [line for line in lines if line.strip()]
+    if not filled or not all(re.match(_NUMBERED, line) for line in filled):
+        return None
+    return "\n".join(re.sub(_NUMBERED, "", line, count=1) for line in lines)
+
+
+def _indent(line: str) -> str:
+    return line[: len(line) - len(line.lstrip())]
+
+
+def _block_by_stripped_lines(content: str, old: str) -> tuple[int, int] | None:
+    """The one run of whole lines of `content` equal to the lines of `old` once each is
+    stripped of the spaces around it: its (start, end) offsets, or None."""
+    wanted = [line.strip() for line in old.strip("\n").split("\n")]
+    if not any(wanted):
+        return None
+    lines = content.split("\n")
+    offsets = [0]
+    for line in lines:
+        offsets.append(offsets[-1] + len(line) + 1)
+    found: list[tuple[int, int]] = []
+    for first in range(len(lines) - len(wanted) + 1):
+        if all(lines[first + i].strip() == wanted[i] for i in range(len(wanted))):
+            found.append((offsets[first], offsets[first + len(wanted)] - 1))
+            if len(found) > 1:
+                return None
+    return found[0] if found else None
+
+
+def _reindent(new: str, *, old_first: str, file_first: str) -> str:
+    """`new` with the indentation the model gave its first old line swapped for the file's."""
+    given, real = _indent(old_first), _indent(file_first)
+    if given == real:
+        return new
+    out = []
+    for line in new.split("\n"):
+        out.append(real + line[len(given):] if line.startswith(given) else line)
+    return "\n".join(out)
+
+
+def near_match(content: str, old: str, new: str) -> tuple[str, str] | None:
+    """(text really in `content`, its replacement) for an `old` not found as written, or
+    None when no near miss points at exactly one place."""
+    plain_old = _without_numbers(old)
+    if plain_old is not None:
+        plain_new = _without_numbers(new)
+        new = plain_new if plain_new is not None else new
+        if content.count(plain_old) == 1:
+            return plain_old, new
+        old = plain_old
+    block = _block_by_stripped_lines(content, old)
+    if block is None:
+        return None
+    start, end = block
+    found = content[start:end]
+    first_old = old.strip("\n").split("\n")[0]
+    new_text = _reindent(new.strip("\n"), old_first=first_old, file_first=found.split("\n")[0])
+    return found, new_text
+
+
+_BLOCK_START = r"^(?:async\s+def|def|class|function|export|func|fn|pub|public|private|static)\b"
+
+
+def appended(content: str, addition: str) -> str:
+    """`content` with `addition` at its end: after a blank line or two when the addition is
+    a new function or class (PEP 8's two for Python), else on the next line."""
+    body = content.rstrip("\n")
+    piece = addition.strip("\n")
+    if not body:
+        return piece + "\n"
+    gap = "\n"
+    if re.match(_BLOCK_START, piece.lstrip()):
+        gap = "\n\n\n" if re.match(r"^(?:async\s+def|def|class)\b", piece.lstrip()) else "\n\n"
+    return body + gap + piece + "\n"

@@ -1,0 +1,93 @@
+"""An edit whose old_string is a near miss of the file's text: taken only when it points
+at one place (read's line numbers copied along, indentation or spaces changed)."""
+
+from __future__ import annotations
+
+import dataclasses
+from pathlib import Path
+
+import pytest
+
+from tests.support.tool_calls import Call
+from totem.tools.base import ToolContext, ToolError
+from totem.tools.edit import Edit
+
+SOURCE = "def double(x):\n    return 2 * x\n\n\ndef mean(values):\n    return sum(values)\n"
+
+
+def test_line_numbers_copied_from_read_are_left_out(
+    project: Path, ctx: ToolContext, call: Call
+) -> None:
+    (project / "m.py").write_text(SOURCE)
+    # what the real 1.5B model sends after a read: the numbered lines as shown
+    call(Edit(), ctx, path="m.py", old_string="     2\t    return 2 * x",
+         new_string="     2\t    return x + x")
+    assert (project / "m.py").read_text() == SOURCE.replace("2 * x", "x + x")
+
+
+def test_lines_with_other_indentation_match_and_keep_the_files(
+    project: Path, ctx: ToolContext, call: Call
+) -> None:
+    (project / "m.py").write_text(SOURCE)
+    call(Edit(), ctx, path="m.py", old_string="def mean(values):\nreturn sum(values)",
+         new_string="def mean(values):\n    return sum(values) / len(values)")
+    assert (project / "m.py").read_text() == SOURCE.replace(
+        "sum(values)\n", "sum(values) / len(values)\n")
+
+
+def test_a_near_miss_found_twice_is_still_an_error(
+    project: Path, ctx: ToolContext, call: Call
+) -> None:
+    (project / "m.py").write_text("if a:\n    go()\nif b:\n        go()\n")
+    with pytest.raises(ToolError, match="old_string was not found"):
+        call(Edit(), ctx, path="m.py", old_string="\tgo()", new_string="stop()")
+    assert (project / "m.py").read_text() == "if a:\n    go()\nif b:\n        go()\n"
+
+
+def test_text_that_is_nowhere_is_an_error(project: Path, ctx: ToolContext, call: Call) -> None:
+    (project / "m.py").write_text(SOURCE)
+    with pytest.raises(ToolError, match="old_string was not found"):
+        call(Edit(), ctx, path="m.py", old_string="     9\treturn 3 * x", new_string="y")
+
+
+def test_a_new_function_named_by_its_first_line_is_added_at_the_end(
+    project: Path, ctx: ToolContext, call: Call
+) -> None:
+    (project / "m.py").write_text(SOURCE)
+    # the real 1.5B model's edit for "Add a function clamp(value, low, high) to m.py"
+    result = call(Edit(), ctx, path="m.py", old_string="def clamp(value, low, high):",
+                  new_string="def clamp(value, low, high):\n    return max(low, min(value, high))")
+    assert result.output.startswith("[old_string was not in m.py; new_string begins with it")
+    assert (project / "m.py").read_text() == (
+        SOURCE + "\n\ndef clamp(value, low, high):\n    return max(low, min(value, high))\n")
+
+
+def test_a_line_named_by_itself_goes_on_the_next_line(
+    project: Path, ctx: ToolContext, call: Call
+) -> None:
+    (project / ".gitignore").write_text("dist/\n.venv/")
+    call(Edit(), ctx, path=".gitignore", old_string="*.log", new_string="*.log\n")
+    assert (project / ".gitignore").read_text() == "dist/\n.venv/\n*.log\n"
+
+
+def test_an_empty_old_string_adds_at_the_end_for_a_small_model_only(
+    project: Path, ctx: ToolContext, call: Call
+) -> None:
+    (project / ".gitignore").write_text("__pycache__/\n.venv/\ndist/")
+    with pytest.raises(ToolError, match="old_string is empty"):
+        call(Edit(), ctx, path=".gitignore", old_string="", new_string="\n*.log")
+    # the real 1.5B model's call for "Add *.log as a new last line of .gitignore."
+    small = dataclasses.replace(ctx, small_model=True)
+    result = call(Edit(), small, path=".gitignore", old_string="", new_string="\n*.log")
+    assert result.output.startswith("[old_string was empty, so new_string was added at the end")
+    assert (project / ".gitignore").read_text() == "__pycache__/\n.venv/\ndist/\n*.log\n"
+
+
+def test_an_edit_that_empties_a_file_says_how_to_delete_one(
+    project: Path, ctx: ToolContext, call: Call
+) -> None:
+    (project / "old_notes.txt").write_text("draft ideas from 2019")
+    # the real 1.5B model's first try at "Delete the file old_notes.txt"
+    result = call(Edit(), ctx, path="old_notes.txt", old_string="draft ideas from 2019",
+                  new_string="")
+    assert result.output.endswith("old_notes.txt is now empty; to delete a file, run rm with bash.")
