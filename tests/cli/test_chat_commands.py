@@ -126,3 +126,14 @@ def test_an_image_mention_for_a_model_without_vision_is_refused_and_the_chat_goe
         terminal.expect("Still here.")
         assert terminal.leave() == 0
     assert _sent_texts(project) == ["hello"]
+
+
+def test_tab_completes_a_model_after_model_and_a_path_after_at(project: Project) -> None:
+    (project.root / "notes.md").write_text("plan\n")
+    with project.serve([{"text": "Seen."}]), chat_in_terminal(project) as terminal:
+        terminal.send(b"/model fa\t\r")
+        terminal.expect("model: fake/m from the next turn")
+        terminal.send(b"read @no\t\r")
+        terminal.expect("Seen.")
+        assert terminal.leave() == 0
+    assert _sent_texts(project)[-1].startswith("read @notes.md")
