@@ -22,6 +22,11 @@ from totem.events import RunFinished, StepFinished
 from totem.messages import Usage
 from totem.settings.config import ConfigError
 
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from totem.cli.chat_commands import ChatState
+    from totem.session.service import SessionService
+
 __all__ = ["chat_command"]
 
 HELP = (
@@ -111,31 +116,37 @@ async def _chat(args: argparse.Namespace) -> int:
             abort = AbortSignal()
             current.append(abort)
             try:
-                last: Usage | None = None
-                try:
-                    events = service.run(session, text, abort=abort, model=chat.model)
-                except ConfigError as exc:  # an attachment the model cannot take, an agent...
-                    print(f"totem: {exc}", flush=True)
-                    continue
-                async for event in events:
-                    renderer.show(event)
-                    await answer_in_terminal(
-                        event, service=service, reader=reader, abort=abort
-                    )
-                    if isinstance(event, StepFinished):
-                        last = event.usage
-                    if isinstance(event, RunFinished):
-                        total = service.session_cost(session)
-                        context = _context_line(last, service.context_window())
-                        line = _token_line(event.usage, event.steps, chat.label, event.cost,
-                                           total, context=context)
-                        print(line, flush=True)
+                await _turn(text, service=service, chat=chat, renderer=renderer,
+                            reader=reader, abort=abort)
             finally:
                 current.clear()
     finally:
         reader.close()
         loop.remove_signal_handler(signal.SIGINT)
         await service.aclose()
+
+
+async def _turn(
+    text: str, *, service: SessionService, chat: ChatState, renderer: TextRenderer,
+    reader: LineReader, abort: AbortSignal,
+) -> None:
+    """One request: its events shown, its questions asked, then the token line."""
+    last: Usage | None = None
+    try:
+        events = service.run(chat.session, text, abort=abort, model=chat.model)
+    except ConfigError as exc:  # an attachment the model cannot take, an unknown agent...
+        print(f"totem: {exc}", flush=True)
+        return
+    async for event in events:
+        renderer.show(event)
+        await answer_in_terminal(event, service=service, reader=reader, abort=abort)
+        if isinstance(event, StepFinished):
+            last = event.usage
+        if isinstance(event, RunFinished):
+            total = service.session_cost(chat.session)
+            context = _context_line(last, service.context_window())
+            print(_token_line(event.usage, event.steps, chat.label, event.cost, total,
+                              context=context), flush=True)
 
 
 def _complete_commands(root: Path) -> None:

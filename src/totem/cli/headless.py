@@ -15,7 +15,7 @@ import sys
 from dataclasses import asdict, dataclass, field
 from typing import Any, BinaryIO
 
-from totem.events import Event, RunFinished, StepFinished, TextDelta, ToolStart
+from totem.events import Event, RunFinished, RunStarted, StepFinished, TextDelta, ToolStart
 from totem.messages import Usage
 
 __all__ = ["PIPED_LIMIT", "Budget", "ResultCollector", "message_from", "piped"]
@@ -97,9 +97,12 @@ class ResultCollector:
     answer: str = ""
     _step_text: list[str] = field(default_factory=list)
     finished: RunFinished | None = None
+    started: str = ""  # the id of the request's user message
 
     def see(self, event: Event) -> None:
         match event:
+            case RunStarted(message_id=message_id):
+                self.started = self.started or message_id
             case TextDelta(text=text):
                 self._step_text.append(text)
             case ToolStart():

@@ -32,7 +32,6 @@ from totem.events import (
     PermissionAsked,
     QuestionAsked,
     RunFinished,
-    RunStarted,
     event_to_dict,
 )
 from totem.policy.permission import Mode
@@ -79,10 +78,8 @@ async def _run(args: argparse.Namespace) -> int:
     loop.add_signal_handler(signal.SIGTERM, abort.abort, "terminated")
     renderer = TextRenderer()
     reader: LineReader | None = None
-    finished: RunFinished | None = None
     budget = Budget(max_cost=args.max_cost, max_tokens=args.max_tokens)
     collector = ResultCollector()
-    started = ""
     try:
         events = service.run(
             session,
@@ -94,18 +91,11 @@ async def _run(args: argparse.Namespace) -> int:
             images=[Path(p) for p in args.image],
         )
         async for event in events:
-            if args.format == "json":
-                print(json.dumps(event_to_dict(event), ensure_ascii=False), flush=True)
-            else:
-                renderer.show(event)
+            _say(event, args.format, renderer)
             if interactive and isinstance(event, PermissionAsked | QuestionAsked):
                 if reader is None:
                     reader = LineReader()
                 await answer_in_terminal(event, service=service, reader=reader, abort=abort)
-            if isinstance(event, RunFinished):
-                finished = event
-            if isinstance(event, RunStarted):
-                started = event.message_id
             collector.see(event)
             if budget.exceeded(event):
                 _say(Notice(budget.reason, "warning"), args.format, renderer)
@@ -114,19 +104,27 @@ async def _run(args: argparse.Namespace) -> int:
         await service.aclose()
         loop.remove_signal_handler(signal.SIGINT)
         loop.remove_signal_handler(signal.SIGTERM)
+    finished = collector.finished
     if args.format == "text" and finished is not None:
         print(f"session {session.id}", file=sys.stderr)
-    reason = "budget" if budget.reason else (finished.reason if finished else "error")
     if args.format == "json":
-        from totem.session.undo import changed_files
-
-        files = changed_files(service.store, session_id=session.id, message_id=started,
-                              root=service.root) if started else []
-        detail = budget.reason or (finished.detail if finished else "")
-        result = collector.result(session_id=session.id, files=files, reason=reason,
-                                  detail=detail)
-        print(json.dumps(result, ensure_ascii=False), flush=True)
+        _print_result(service, session, collector, budget)
     return EXIT_LIMIT if budget.reason else exit_code(finished)
+
+
+def _print_result(
+    service: SessionService, session: SessionInfo, collector: ResultCollector, budget: Budget
+) -> None:
+    """The closing `result` object of `--format json`."""
+    from totem.session.undo import changed_files
+
+    finished = collector.finished
+    files = changed_files(service.store, session_id=session.id, message_id=collector.started,
+                          root=service.root) if collector.started else []
+    reason = "budget" if budget.reason else (finished.reason if finished else "error")
+    detail = budget.reason or (finished.detail if finished else "")
+    result = collector.result(session_id=session.id, files=files, reason=reason, detail=detail)
+    print(json.dumps(result, ensure_ascii=False), flush=True)
 
 
 def _say(event: Event, form: str, renderer: TextRenderer) -> None:
