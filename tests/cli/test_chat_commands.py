@@ -133,6 +133,7 @@ def test_tab_completes_a_model_after_model_and_a_path_after_at(project: Project)
     with project.serve([{"text": "Seen."}]), chat_in_terminal(project) as terminal:
         terminal.send(b"/model fa\t\r")
         terminal.expect("model: fake/m from the next turn")
+        terminal.expect("› ", 2)  # typed ahead, a line skips readline and its completion
         terminal.send(b"read @no\t\r")
         terminal.expect("Seen.")
         assert terminal.leave() == 0

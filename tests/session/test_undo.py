@@ -164,3 +164,18 @@ def test_undo_covers_what_a_sub_agent_wrote(project: Project) -> None:
     undone = project.totem("undo")
     assert undone.returncode == 0, undone.stderr
     assert "removed agent.txt" in undone.stdout and not (project.root / "agent.txt").exists()
+
+
+def test_a_new_request_after_an_undo_ends_what_can_be_redone(project: Project) -> None:
+    turns = [{"tool": "write", "args": {"path": "x.txt", "content": "first\n"}}, {"text": "1"},
+             {"tool": "write", "args": {"path": "y.txt", "content": "second\n"}}, {"text": "2"}]
+    with project.serve(turns):
+        assert project.totem("run", "--yes", "make x").returncode == 0
+        assert project.totem("undo").returncode == 0
+        assert project.totem("run", "--yes", "--continue", "make y").returncode == 0
+    assert project.totem("undo").returncode == 0
+    redone = project.totem("redo")
+    assert redone.returncode == 0 and "“make y”" in redone.stdout
+    assert (project.root / "y.txt").exists() and not (project.root / "x.txt").exists()
+    again = project.totem("redo")
+    assert again.returncode == 1 and "Nothing to redo" in again.stderr

@@ -3,7 +3,8 @@
 After each run the files its tools changed (the session's and its sub-agents') are kept as
 checkpoints: the content before the request and after it, bytes or None for no file. Undo
 puts back the before side of the latest request still done; redo the after side of the
-earliest one undone after it. Either refuses, naming the files, when a file is no longer
+request undone last (a request made since ends what can be redone). Either refuses, naming
+the files, when a file is no longer
 what the request left (someone edited it since). The session gets a note in its history,
 so the model knows the change was reverted.
 """
@@ -115,16 +116,14 @@ def _repeat(
 
 
 def _target(requests: list[list[Checkpoint]], direction: Direction) -> list[Checkpoint] | None:
-    """Undo: the last request done. Redo: the first of the undone requests at the end."""
+    """Undo: the last request done. Redo: the request undone last, unless a request still
+    done was made after it was undone (a new change ends what can be redone)."""
+    done = [r for r in requests if r[0].state == "done"]
     if direction == "undo":
-        done = [r for r in requests if r[0].state == "done"]
         return done[-1] if done else None
-    trailing: list[list[Checkpoint]] = []
-    for request in reversed(requests):
-        if request[0].state != "undone":
-            break
-        trailing.insert(0, request)
-    return trailing[0] if trailing else None
+    latest = max((r[0].created for r in done), default=0.0)
+    undone = [r for r in requests if r[0].undone is not None and r[0].undone >= latest]
+    return max(undone, key=lambda r: r[0].undone or 0.0) if undone else None
 
 
 def _one(store: Store, direction: Direction, *, session_id: str, root: Path) -> UndoResult:

@@ -33,6 +33,8 @@ class Checkpoint:
     before: bytes | None
     after: bytes | None
     state: str  # 'done' or 'undone'
+    created: float
+    undone: float | None  # when it was undone (None while done)
 
 
 class Store(Protocol):

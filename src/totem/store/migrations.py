@@ -70,7 +70,7 @@ MIGRATIONS: list[str] = [
     );
     """,
     # undo: per request (its user message) and file, the content before and after it;
-    # NULL content means the file did not exist; state is 'done' or 'undone'
+    # NULL content means the file did not exist; state is 'done' or 'undone' (since `undone`)
     """
     CREATE TABLE checkpoints (
         id INTEGER PRIMARY KEY AUTOINCREMENT,
@@ -80,7 +80,8 @@ MIGRATIONS: list[str] = [
         before BLOB,
         after BLOB,
         state TEXT NOT NULL DEFAULT 'done',
-        created REAL NOT NULL
+        created REAL NOT NULL,
+        undone REAL
     );
     CREATE INDEX checkpoints_session ON checkpoints(session_id, id);
     """,

@@ -230,15 +230,18 @@ class SqliteStore:
 
     def checkpoints(self, session_id: str) -> list[Checkpoint]:
         rows = self.db.execute(
-            "SELECT id, session_id, message_id, path, before, after, state FROM checkpoints "
+            "SELECT id, session_id, message_id, path, before, after, state, created, undone "
+            "FROM checkpoints "
             "WHERE session_id = ? ORDER BY id",
             (session_id,),
         ).fetchall()
         return [Checkpoint(*row) for row in rows]
 
     def set_checkpoint_state(self, message_id: str, state: str) -> None:
+        undone = time.time() if state == "undone" else None
         self.db.execute(
-            "UPDATE checkpoints SET state = ? WHERE message_id = ?", (state, message_id)
+            "UPDATE checkpoints SET state = ?, undone = ? WHERE message_id = ?",
+            (state, undone, message_id),
         )
 
     def remembered_rules(self, project: str) -> list[Rule]:
