@@ -44,7 +44,7 @@ def test_a_claimed_fix_that_was_never_made_exits_4(tmp_path: Path) -> None:
     done, chats, root = run(tmp_path, [{"text": said}, {"text": said}],
                             "Fix the typo 'recieve' in utils.py.")
     assert done.returncode == 4, done.stderr
-    end = json.loads(done.stdout.splitlines()[-1])
+    end = json.loads(done.stdout.splitlines()[-2])  # the last line is the result object
     assert end["type"] == "run_finished" and end["reason"] == "unverified"
     assert "recieve" in (root / "utils.py").read_text()
     first = chats[0]

@@ -146,7 +146,7 @@ class ToolRunner:
             part.images = result.images
             part.title = result.title
             self.read_first.record(tool.name, part.input or {})
-            self.finish(message, part, result.output, error=False)
+            self.finish(message, part, result.output, error=result.is_error)
 
     def _arguments(self, tool: Tool, part: ToolPart) -> BaseModel:
         """The call's validated arguments; a ToolError when they are a copy of the schema,
@@ -214,7 +214,8 @@ class ToolRunner:
         part.state = "error" if error else "completed"
         self.save(message, part)
         shown = output + (" [image]" * len(part.images))
-        self.emit(ToolEnd(part.call_id, part.name, shown, error, part.title))
+        diff = (part.meta or {}).get("diff", "") if not error else ""
+        self.emit(ToolEnd(part.call_id, part.name, shown, error, part.title, diff))
 
     def _check_guards(self, message: Message, part: ToolPart) -> None:
         """Three refusals in a row end the run; so does the same call with the same result

@@ -21,6 +21,7 @@ from collections.abc import AsyncIterator, Callable
 
 from totem.abort import Aborted, AbortSignal
 from totem.events import (
+    AgentEvent,
     Event,
     FinishReason,
     Notice,
@@ -30,6 +31,7 @@ from totem.events import (
 )
 from totem.messages import (
     INTERRUPTED,
+    ImageBlock,
     Message,
     NoticePart,
     SummaryPart,
@@ -57,6 +59,7 @@ from totem.run.callguard import CallGuard, guard_calls
 from totem.run.compaction import (
     Compactor,
     Plan,
+    context_note,
     estimate,
     summary_instruction,
     summary_request_text,
@@ -104,14 +107,14 @@ class Run:
     ) -> None:
         self.agent = agent
         self.session_id = session_id
-        self.emit = emit
+        self._emit = emit
         # Where questions go: this run's own stream; a sub-agent's are asked in the
         # session's stream (`asks`), unwrapped, and answered as usual.
         self.asks = asks if asks is not None else emit
         self.abort = abort
         self.nested = nested
         self.history = agent.store.messages(session_id)
-        self.runner = ToolRunner(agent, session_id, emit=emit, abort=abort, save=self._save,
+        self.runner = ToolRunner(agent, session_id, emit=self.emit, abort=abort, save=self._save,
                                  asks=self.asks)
         self.tools = self.runner.tools
         self.specs = agent.specs or [tool_spec(t) for t in agent.tools]
@@ -123,17 +126,27 @@ class Run:
             window=agent.context_window,
             reserve=agent.sampling.max_tokens or agent.profile.max_output or 4_096,
         )
-        self.shortened_shown = 0
+        self.shortened_shown = (0, 0)  # the (shortened, dropped) last told
         self.cost: float | None = None
         self.answers = AnswerCheck(agent.root, self.tools)
         self.first = len(self.history)  # where this run's messages start
         self.dropped_note = ""  # for the model, after the step's calls ran
 
+    def emit(self, event: Event) -> None:
+        """Pass `event` on; a sub-agent's end adds its tokens and cost to this run's."""
+        if isinstance(event, AgentEvent) and isinstance(event.event, RunFinished):
+            self.usage.add(event.event.usage)
+            if event.event.cost is not None:
+                self.cost = (self.cost or 0.0) + event.event.cost
+        self._emit(event)
+
     # the run ------------------------------------------------------------------------------
 
-    async def __call__(self, text: str, *, model_text: str | None = None) -> RunFinished:
+    async def __call__(
+        self, text: str, *, model_text: str | None = None, images: list[ImageBlock] | None = None
+    ) -> RunFinished:
         user = self._add_message("user")
-        self._append_part(user, TextPart(text, model_text=model_text))
+        self._append_part(user, TextPart(text, model_text=model_text, images=list(images or [])))
         self.emit(RunStarted(self.session_id, user.id, self.agent.label))
         try:
             await self._prepare()
@@ -243,6 +256,8 @@ class Run:
                     continuations += 1
                     self._synthetic_user("Continue.")
                     continue
+                if message.finish == "length":
+                    return self._truncated(message, continuations)
                 if self.agent.profile.small:
                     verdict = self._check_answer(message)
                     if verdict is None:
@@ -280,6 +295,14 @@ class Run:
             self._note(message, detail, "warning")
             return "unverified", detail
         return "finished", ""
+
+    def _truncated(self, message: Message, continuations: int) -> tuple[FinishReason, str]:
+        """The answer still hit the output limit after asking it to continue: say so."""
+        detail = (f"The answer is still cut at the model's output limit after {continuations} "
+                  "requests to continue; it is incomplete.")
+        self.emit(Notice(detail, "warning"))
+        self._note(message, detail, "warning")
+        return "truncated", detail
 
     async def _closing(self, reason: FinishReason, note: str) -> tuple[FinishReason, str]:
         """A limit was reached while the model wanted tools: one last call without tools."""
@@ -323,10 +346,11 @@ class Run:
             plan = self.compactor.plan(self.history, system=self.agent.system, specs=specs)
             if plan.needs_summary:  # one summary per request; then cut what remains
                 plan = self.compactor.last_resort(plan, system=self.agent.system, specs=specs)
-        if plan.shortened and plan.shortened != self.shortened_shown:
-            self.shortened_shown = plan.shortened
-            self.emit(Notice(f"Context: {plan.shortened} older tool results shortened to fit "
-                             "the model's window (the stored history is unchanged)."))
+        said = (plan.shortened, plan.dropped)
+        if any(said) and said != self.shortened_shown:
+            self.shortened_shown = said
+            self.emit(Notice(f"Context: {context_note(plan)} to fit the model's window (the "
+                             "stored history is unchanged)."))
         return plan.messages
 
     async def _summarize(self, plan: Plan) -> None:
@@ -637,11 +661,12 @@ async def run_events(
     *,
     abort: AbortSignal,
     model_text: str | None = None,
+    images: list[ImageBlock] | None = None,
 ) -> AsyncIterator[Event]:
     """Run in a task of its own; yield its events; an abort cancels what is in progress."""
     queue: asyncio.Queue[Event | None] = asyncio.Queue()
     run = Run(agent, session_id, emit=queue.put_nowait, abort=abort)
-    task = asyncio.create_task(run(text, model_text=model_text))
+    task = asyncio.create_task(run(text, model_text=model_text, images=images))
     task.add_done_callback(lambda _: queue.put_nowait(None))
 
     async def cancel_on_abort() -> None:

@@ -14,6 +14,7 @@
     POST   /api/sessions/ID/reply             permission {request_id, reply, message?}
     POST   /api/sessions/ID/answer            question {request_id, answer}
     POST   /api/sessions/ID/fork              {message_id?} -> the new session
+    POST   /api/sessions/ID/undo              {redo?, steps?}: the last request's files back
     GET    /api/sessions/ID/export            JSON, secrets scrubbed
     GET    /api/models                        configured providers' models (picker, table)
     GET    /api/agents  POST /api/agents  DELETE /api/agents/SCOPE/NAME
@@ -48,6 +49,7 @@ from totem.server.bodies import (
     RenameBody,
     ReplyBody,
     RunBody,
+    UndoBody,
     parse,
 )
 from totem.server.hub import Hub
@@ -105,7 +107,7 @@ class Api:
             (f"{s}/events", "GET", self.events), (f"{s}/runs", "POST", self.start_run),
             (f"{s}/abort", "POST", self.abort), (f"{s}/reply", "POST", self.reply),
             (f"{s}/answer", "POST", self.answer), (f"{s}/fork", "POST", self.fork),
-            (f"{s}/export", "GET", self.export),
+            (f"{s}/undo", "POST", self.undo), (f"{s}/export", "GET", self.export),
             ("/api/models", "GET", self.models),
             ("/api/agents", "GET", self.agents), ("/api/agents", "POST", self.save_agent),
             ("/api/agents/{scope}/{name}", "DELETE", self.delete_agent),
@@ -258,6 +260,22 @@ class Api:
         if isinstance(found, str):
             return error(found, 404)
         return _json({"session": found}, 201)
+
+    async def undo(self, request: Request) -> Response:
+        from totem.session.undo import redo, undo
+
+        hub = self._hub(request)
+        if isinstance(hub, Response):
+            return hub
+        body = parse(UndoBody, await request.body())
+        if hub.running:
+            return error("a run is in progress in this session", 409)
+        act = redo if body.redo else undo
+        done = act(self.state.store, session_id=str(request.path_params["sid"]),
+                   root=self.state.root, steps=body.steps)
+        if not done.ok:
+            return error(done.summary, 409)
+        return _json({"summary": done.summary, "files": done.files})
 
     async def export(self, request: Request) -> Response:
         session_id = str(request.path_params["sid"])

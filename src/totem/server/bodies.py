@@ -12,7 +12,8 @@ from typing import Annotated, Literal, TypeVar
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 __all__ = ["AgentBody", "AnswerBody", "BadBody", "ForkBody", "IntegrationKeyBody",
-           "NewSessionBody", "ProviderBody", "RenameBody", "ReplyBody", "RunBody", "parse"]
+           "NewSessionBody", "ProviderBody", "RenameBody", "ReplyBody", "RunBody", "UndoBody",
+           "parse"]
 
 Name = Annotated[str, Field(max_length=200)]
 ModelLabel = Annotated[str, Field(max_length=300)]
@@ -47,6 +48,11 @@ class AnswerBody(_Body):
 
 class ForkBody(_Body):
     message_id: Ident | None = None
+
+
+class UndoBody(_Body):
+    redo: bool = False
+    steps: Annotated[int, Field(ge=1, le=100)] = 1
 
 
 class RenameBody(_Body):

@@ -9,7 +9,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from totem.messages import Usage
+from totem.messages import Message, ToolPart, Usage
 from totem.server.hub import Hub
 from totem.server.sessions import (
     count_messages,
@@ -188,7 +188,7 @@ class ServerState:
         messages = self.store.messages(hub.session_id)
         usage, spent = Usage(), 0.0
         known = True
-        for message in messages:
+        for message in [*messages, *self._thread_messages(messages)]:
             usage.add(message.usage)
             if message.role == "assistant" and message.model:
                 one = self.cost(message.model, _usage_dict(message.usage))
@@ -198,7 +198,7 @@ class ServerState:
         if live is not None and hub.cut is not None:
             messages = messages[: hub.cut]
             usage, spent, known = Usage(), 0.0, known  # the log's steps add the run's usage
-            for message in messages:
+            for message in [*messages, *self._thread_messages(messages)]:
                 usage.add(message.usage)
         return {
             "session": info_json(info),
@@ -209,6 +209,12 @@ class ServerState:
             "cost": spent if known and live is None else None,
             "children": self._children(hub.session_id),
         }
+
+    def _thread_messages(self, messages: list[Message]) -> list[Message]:
+        """The messages of the sub-agents that the task calls of `messages` started."""
+        threads = [p.meta["session_id"] for m in messages for p in m.parts
+                   if isinstance(p, ToolPart) and p.meta and p.meta.get("session_id")]
+        return [m for t in threads for m in self.store.messages(t)]
 
     def _children(self, session_id: str) -> list[dict[str, Any]]:
         return [info_json(s) for s in self.store.list_sessions(self.project, limit=500)

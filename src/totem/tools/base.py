@@ -59,6 +59,7 @@ class ToolResult:
     output: str
     title: str = ""
     images: list[ImageBlock] = field(default_factory=list)
+    is_error: bool = False  # it ran, and failed (a command's non-zero exit)
 
 
 @dataclass(slots=True)
@@ -103,8 +104,10 @@ class ToolContext:
     small_model: bool = False
 
     async def ask(
-        self, permission: str, patterns: list[str], *, title: str, always: list[str] | None = None
+        self, permission: str, patterns: list[str], *, title: str,
+        always: list[str] | None = None, diff: str = "",
     ) -> None:
+        """Ask the person (or the rules) for `permission`; `diff` shows a file change."""
         await self.permission.ask(
             tool=self.tool_name,
             permission=permission,
@@ -112,6 +115,7 @@ class ToolContext:
             title=title,
             always=always,
             emit=self.asks,
+            diff=diff,
         )
 
     async def resolve(self, path: str) -> Path:
@@ -233,8 +237,9 @@ def parse_arguments(tool: Tool, raw: str | dict[str, Any] | None) -> BaseModel:
             raw = json.loads(text)
         except json.JSONDecodeError as exc:
             raise ToolError(
-                f"The arguments for {tool.name} are not valid JSON ({exc.msg} at position "
-                f"{exc.pos}). Send a JSON object matching the tool's parameters."
+                f"The arguments for {tool.name} are not valid JSON "
+                f"({exc.msg.removesuffix(' at')} at position {exc.pos}). Send a JSON object "
+                "matching the tool's parameters."
             ) from None
     if raw is None:
         raw = {}

@@ -8,6 +8,7 @@ from typing import ClassVar
 from pydantic import BaseModel, Field
 
 from totem.tools.base import ToolContext, ToolError, ToolResult
+from totem.tools.diffs import file_diff, joined
 from totem.tools.hooks import after_write
 from totem.tools.read import is_binary, not_found
 from totem.tools.write import line_count, lines_of
@@ -97,8 +98,10 @@ def _text(path: Path, relative: str) -> str:
 
 async def _create(path: Path, content: str, ctx: ToolContext) -> ToolResult:
     relative = ctx.relative(path)
-    await ctx.ask("edit", [relative], title=f"create {relative}")
+    diff = joined([file_diff(relative, None, content)])
+    await ctx.ask("edit", [relative], title=f"create {relative}", diff=diff)
     ctx.snapshot(path)
+    ctx.meta["diff"] = diff
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_bytes(content.encode("utf-8"))
     done = f"Created {relative} ({lines_of(content)})."
@@ -131,8 +134,10 @@ async def _append(
 
 async def _save(path: Path, before: str, after: str, replaced: int, ctx: ToolContext) -> ToolResult:
     relative = ctx.relative(path)
-    await ctx.ask("edit", [relative], title=f"edit {relative}")
+    diff = joined([file_diff(relative, before, after)])
+    await ctx.ask("edit", [relative], title=f"edit {relative}", diff=diff)
     ctx.snapshot(path)
+    ctx.meta["diff"] = diff
     path.write_bytes(after.encode("utf-8"))
     delta = line_count(after) - line_count(before)
     change = f"{'+' if delta >= 0 else ''}{delta} lines"

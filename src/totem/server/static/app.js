@@ -56,6 +56,7 @@ class App {
     });
     $("abort").addEventListener("click", () => this.chat.abort().catch((err) => this.banner(err.message)));
     $("fork-session").addEventListener("click", () => this.fork(null));
+    $("undo-session").addEventListener("click", () => this.undo());
     $("model-picker").addEventListener("change", (e) => {
       const value = e.target.value;
       if (value === "__other__") {
@@ -108,7 +109,7 @@ class App {
     $("session-title").textContent = "New session";
     $("topbar-title").textContent = "New session";
     $("session-meta").textContent = this.info ? this.info.root : "";
-    for (const id of ["fork-session", "export-session", "rename-session", "delete-session"]) $(id).hidden = true;
+    for (const id of ["fork-session", "undo-session", "export-session", "rename-session", "delete-session"]) $(id).hidden = true;
     this.renderSessions();
     this.selectModel(null);
     $("prompt").focus();
@@ -130,7 +131,7 @@ class App {
     $("topbar-title").textContent = s.title || "New session";
     const forked = s.parent_id ? " · forked" : "";
     $("session-meta").textContent = `${s.model || "default model"} · ${fmtWhen(s.created)}${forked}`;
-    for (const id of ["fork-session", "rename-session", "delete-session"]) $(id).hidden = false;
+    for (const id of ["fork-session", "undo-session", "rename-session", "delete-session"]) $(id).hidden = false;
     const exp = $("export-session");
     exp.hidden = false;
     exp.href = `/api/sessions/${s.id}/export`;
@@ -188,6 +189,16 @@ class App {
     await this.openSession(session.id);
     location.hash = `#/s/${session.id}`; // route() finds it open already
     return session;
+  }
+
+  // Put back the files of the session's last request; what was done joins the conversation
+  // (the note to the model is stored, and shown after a reload).
+  async undo() {
+    if (!this.session || this.chat.running) return;
+    try {
+      const { summary } = await api(`/api/sessions/${this.session.id}/undo`, { method: "POST", body: {} });
+      (this.chat.turn || this.chat.newTurn()).synthetic(summary);
+    } catch (err) { this.banner(`Undo: ${err.message}`); }
   }
 
   async fork(messageId) {

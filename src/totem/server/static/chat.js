@@ -194,7 +194,10 @@ export class Chat {
         apply(turn || this.newTurn(), ev);
         if (/retrying in/.test(ev.text || "") && this.running) this.offerRecovery(this.turn, "Retry now");
         break;
-      default: apply(turn || this.newTurn(), ev);
+      default:
+        // a sub-agent's steps count in the session's totals too
+        if (ev.type === "agent" && ev.event && ev.event.type === "step_finished") this.addUsage(ev.event.usage, ev.event.cost);
+        apply(turn || this.newTurn(), ev);
     }
     this.scroll();
   }
