@@ -134,6 +134,14 @@ async def _append(
 
 async def _save(path: Path, before: str, after: str, replaced: int, ctx: ToolContext) -> ToolResult:
     relative = ctx.relative(path)
+    if ctx.small_model:  # a small model rarely mends a file it broke: keep it whole
+        from totem.tools.python_check import breaks_python
+
+        broken = breaks_python(path, before, after)
+        if broken is not None:
+            raise ToolError(f"Refused: this edit would make {relative} invalid Python "
+                            f"({broken}); nothing was changed. Copy old_string from the file "
+                            "and give new_string as complete, valid lines.")
     diff = joined([file_diff(relative, before, after)])
     await ctx.ask("edit", [relative], title=f"edit {relative}", diff=diff)
     ctx.snapshot(path)

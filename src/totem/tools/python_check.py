@@ -17,7 +17,7 @@ from pathlib import Path
 
 from totem.tools.base import ToolContext
 
-__all__ = ["python_check", "python_problems"]
+__all__ = ["breaks_python", "python_check", "python_problems"]
 
 MAX_NAMES = 3
 MAX_BYTES = 1_000_000
@@ -94,3 +94,18 @@ def python_check(ctx: ToolContext, path: Path) -> str:
         return ""
     relative = ctx.relative(path)
     return "\n\n[Check of " + relative + ": " + "; ".join(problems) + "]"
+
+
+def breaks_python(path: Path, before: str, after: str) -> str | None:
+    """The syntax error a change would bring into a Python file that had none, or None."""
+    if path.suffix != ".py":
+        return None
+    try:
+        ast.parse(before)
+    except SyntaxError:
+        return None  # it was broken before: not this change's doing
+    try:
+        ast.parse(after)
+    except SyntaxError as exc:
+        return f"line {exc.lineno}: SyntaxError: {exc.msg}"
+    return None
