@@ -38,7 +38,8 @@ from urllib.parse import urlsplit
 # What a browser asks for on load, round by round (each round in parallel, on up to six
 # connections): the page, what it links, the modules they import, then the API calls.
 ROUNDS = [["/"], ["/static/style.css", "/static/app.js", "/static/icon.svg"],
-          ["/static/chat.js", "/static/panels.js", "/static/util.js"],
+          ["/static/chat.js", "/static/panels.js", "/static/util.js", "/static/drawer.js",
+           "/static/sessions.js"],
           ["/static/turn.js", "/static/markdown.js"],
           ["/api/info", "/api/sessions", "/api/models"]]
 STEPS = 10

@@ -7,15 +7,22 @@
 #   bash scripts/mcp-conformance.sh --installed      exit 0 when installed, 1 otherwise
 # The suite needs Node 22, which comes from npm as the package node@22; both are cached
 # under ${XDG_CACHE_HOME:-~/.cache}/totem-dev/mcp-conformance (a second run installs nothing).
-# The auth/* scenarios are left out: totem's MCP client sends configured headers and does
-# not run OAuth flows.
+# Every auth/* client scenario the suite lists runs too: totem's OAuth sign-in (mcp/oauth.py),
+# with a plain HTTP client in place of the browser (the suite's authorization endpoint
+# redirects at once to totem's loopback address).
 set -euo pipefail
 here="$(cd "$(dirname "$0")/.." && pwd)"
 CACHE="${XDG_CACHE_HOME:-$HOME/.cache}/totem-dev/mcp-conformance"
 NODE_VERSION=22.23.3
 SUITE_VERSION=0.1.16
 STAMP="node-$NODE_VERSION suite-$SUITE_VERSION"
-SCENARIOS=(initialize tools_call elicitation-sep1034-client-defaults sse-retry)
+SCENARIOS=(initialize tools_call elicitation-sep1034-client-defaults sse-retry)  # + every auth/*
+# Left out of auth/*: the suite's extension for enterprise sign-in through an identity
+# provider (cross-app access, SEP-990), which totem does not implement; and the 2025-03-26
+# metadata back-compat scenario of this suite version, whose authorization server names
+# itself with an issuer other than the URL it is found at (the SDK rightly refuses it; the
+# scenario was corrected in the suite's 0.2 line, where totem passes it).
+LEFT_OUT=(auth/cross-app-access-complete-flow auth/2025-03-26-oauth-metadata-backcompat)
 PY="${PYTHON:-$here/.venv/bin/python}"
 [ -x "$PY" ] || PY=python3
 
@@ -38,9 +45,16 @@ case "${1:-}" in
   --installed) installed; exit $? ;;
   --install) install; exit 0 ;;
 esac
-[ $# -gt 0 ] && SCENARIOS=("$@")
 install
 export PATH="$CACHE/node_modules/.bin:$PATH"
+if [ $# -gt 0 ]; then
+  SCENARIOS=("$@")
+else
+  mapfile -t auth < <(conformance list 2>&1 | sed -n '/Client scenarios/,$p' \
+    | grep -o 'auth/[A-Za-z0-9_-]*' | grep -vxF -f <(printf '%s\n' "${LEFT_OUT[@]}"))
+  [ "${#auth[@]}" -gt 0 ] || { echo "mcp-conformance: the suite lists no auth scenarios" >&2; exit 1; }
+  SCENARIOS+=("${auth[@]}")
+fi
 out=$(mktemp -d "${TMPDIR:-/tmp}/totem-conformance.XXXXXX")
 trap 'rm -rf "$out"' EXIT
 passed=0; failed=0; failures=()

@@ -68,10 +68,15 @@ def test_events_give_tokens_tools_and_the_final_answer(tmp_path: Path) -> None:
         {"type": "tool_end", "call_id": "1", "name": "read", "output": "x", "is_error": True},
         {"type": "step_finished", "step": 1, "finish": "tool_calls",
          "usage": {"input": 100, "output": 7}},
-        {"type": "text", "text": "It is 8437."},
+        {"type": "text", "text": "It is 8080."},
         {"type": "step_finished", "step": 2, "finish": "stop",
-         "usage": {"input": 120, "output": 5}},
-        {"type": "run_finished", "reason": "finished", "detail": "", "steps": 2},
+         "usage": {"input": 100, "output": 2}},
+        # a nudge sent the answer back; the one given again is the answer
+        {"type": "notice", "level": "info", "text": "asking the model to look"},
+        {"type": "text", "text": "It is 8437."},
+        {"type": "step_finished", "step": 3, "finish": "stop",
+         "usage": {"input": 20, "output": 3}},
+        {"type": "run_finished", "reason": "finished", "detail": "", "steps": 3},
     ]
     log.write_text("\n".join(json.dumps(e) for e in events) + "\nnot json\n")
     outcome = Outcome(task="t", model="m", round=1, passed=False, reason="", wall_s=1.0,

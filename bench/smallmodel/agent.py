@@ -187,8 +187,13 @@ def dump_messages(home: Path, target: Path) -> None:
 
 
 def read_events(log: Path, *, into: Outcome) -> None:
-    """Fills tokens, tools, notices and the final answer of `into` from a JSON event log."""
-    texts: list[str] = []  # text since the last tool call: the final answer
+    """Fills tokens, tools, notices and the final answer of `into` from a JSON event log.
+
+    The answer is the text of the last step that called no tool (an answer sent back by a
+    nudge and given again is the second one), or the run's `result` event where there is one.
+    """
+    texts: list[str] = []  # text of the current step since its last tool call
+    answer = ""
     everything: list[str] = []
     steps_usage = [0, 0]
     for line in log.read_text(encoding="utf-8", errors="replace").splitlines():
@@ -202,6 +207,7 @@ def read_events(log: Path, *, into: Outcome) -> None:
             everything.append(event["text"])
         elif kind == "tool_start":
             texts = []
+            answer = ""
             into.tools.append(event["name"])
             into.from_text += bool(event.get("from_text"))
         elif kind == "tool_end":
@@ -211,8 +217,13 @@ def read_events(log: Path, *, into: Outcome) -> None:
         elif kind == "step_finished":
             steps_usage[0] += event["usage"]["input"]
             steps_usage[1] += event["usage"]["output"]
+            if "".join(texts).strip():
+                answer = "".join(texts)
+            texts = []
         elif kind == "run_finished":
             into.finish = event["reason"] + (f" ({event['detail']})" if event["detail"] else "")
             into.steps = event["steps"]
+        elif kind == "result" and isinstance(event.get("answer"), str) and event["answer"]:
+            answer = event["answer"]
     into.prompt_tokens, into.completion_tokens = steps_usage
-    into.answer = ("".join(texts).strip() or "".join(everything).strip())[-4000:]
+    into.answer = ((answer or "".join(texts)).strip() or "".join(everything).strip())[-4000:]

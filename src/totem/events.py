@@ -39,6 +39,7 @@ FinishReason: TypeAlias = Literal[
     "aborted",  # the person stopped the run
     "error",  # the provider failed for good (auth, invalid request, retries exhausted)
     "unverified",  # the answer claims a change, but the session made none
+    "truncated",  # the answer still reached the output limit after the continuations
 ]
 
 
@@ -78,6 +79,7 @@ class ToolEnd:
     output: str  # display-safe
     is_error: bool
     title: str = ""
+    diff: str = ""  # what a file tool changed, as a unified diff
     type: Literal["tool_end"] = "tool_end"
 
 
@@ -89,6 +91,7 @@ class PermissionAsked:
     patterns: list[str]
     title: str
     always: list[str] = field(default_factory=list)  # the rules an "always" reply would store
+    diff: str = ""  # the unified diff of a file change asked for (write, edit, patch)
     type: Literal["permission"] = "permission"
 
 

@@ -61,6 +61,7 @@ class TextPart:
     model_text: str | None = None
     synthetic: bool = False  # written by totem (e.g. "Continue."), not by a person
     signature: str | None = None  # an opaque provider signature on this text (Gemini)
+    images: list[ImageBlock] = field(default_factory=list)  # attached by the person
     type: Literal["text"] = "text"
 
     @property
@@ -166,7 +167,8 @@ def part_from_dict(data: dict[str, Any]) -> Part:
     kind = data.get("type")
     fields = {k: v for k, v in data.items() if k != "type"}
     if kind == "text":
-        return TextPart(**fields)
+        attached = [ImageBlock(**i) for i in fields.pop("images", [])]
+        return TextPart(images=attached, **fields)
     if kind == "reasoning":
         return ReasoningPart(**fields)
     if kind == "tool":

@@ -8,7 +8,7 @@ from tests.support.loop_agents import make_agent, run_once
 from totem.events import Notice, TextDelta, ToolEnd
 from totem.messages import ImageBlock, Message, SummaryPart, TextPart, ToolPart
 from totem.providers.base import ModelRequest
-from totem.run.compaction import Compactor, estimate
+from totem.run.compaction import Compactor, context_note, estimate
 from totem.testing.scripted import FunctionProvider, Turn, call, reply
 
 WINDOW = 8_000
@@ -83,3 +83,20 @@ def test_unknown_window_means_no_compaction() -> None:
     plan = Compactor(window=None).plan([_message(0, "user", TextPart("hi")), big],
                                        system="", specs=[])
     assert not plan.needs_summary and plan.shortened == 0
+
+
+def test_the_last_resort_counts_what_it_shortened_and_left_out() -> None:
+    history = [_message(0, "user", TextPart("go"))]
+    for i in range(1, 7):
+        tool = ToolPart(call_id=f"c{i}", name="read", input={"path": f"f{i}"}, raw_input="{}",
+                        state="completed", output="w" * 20_000)
+        history.append(_message(i, "assistant", tool))
+    history += [_message(i, "assistant", TextPart("t" * 4_000)) for i in range(7, 20)]
+    compactor = Compactor(window=4_000, reserve=1_000)
+    plan = compactor.last_resort(compactor.plan(history, system="sys", specs=[]),
+                                 system="sys", specs=[])
+    assert plan.shortened > 0 and plan.dropped > 0
+    note = context_note(plan)
+    assert note == f"{plan.shortened} older tool results shortened and {plan.dropped} older " \
+        f"message{'s' * (plan.dropped != 1)} left out"
+    assert "-1" not in note

@@ -129,7 +129,9 @@ def test_repeated_identical_call_is_caught(tmp_path: Path) -> None:
     assert isinstance(hinted, ToolPart) and "same call with the same result" in hinted.output
 
 
-def test_length_stop_sends_continue_up_to_three_times(tmp_path: Path) -> None:
+def test_length_stop_sends_continue_up_to_three_times_then_says_it_is_cut(
+    tmp_path: Path,
+) -> None:
     cut: list[Turn] = [[TextChunk("part "), StreamEnd("length")] for _ in range(5)]
     provider = ScriptedProvider(cut)
     agent = make_agent(tmp_path, provider)
@@ -137,7 +139,9 @@ def test_length_stop_sends_continue_up_to_three_times(tmp_path: Path) -> None:
     assert len(provider.requests) == 4
     last_user = provider.requests[-1].messages[-1]
     assert isinstance(last_user.parts[0], TextPart) and last_user.parts[0].text == "Continue."
-    assert finished(events).reason == "finished"
+    end = finished(events)
+    assert end.reason == "truncated" and "still cut" in end.detail
+    assert any(isinstance(e, Notice) and "still cut" in e.text for e in events)
 
 
 def test_tool_call_written_as_text_is_run(tmp_path: Path) -> None:

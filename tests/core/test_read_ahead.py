@@ -137,3 +137,9 @@ def test_a_search_keeps_to_the_folder_the_request_names(tmp_path: Path) -> None:
     assert calls[-1].args == {"pattern": "[Tt]ODO", "path": "src"}
     calls = calls_ahead(root, "How many TODO comments are there?", budget=8_000, question=True)
     assert calls[-1].args == {"pattern": "[Tt]ODO"}
+
+
+def test_a_bigger_project_is_listed_by_its_top_folder(tmp_path: Path) -> None:
+    root = project(tmp_path, {f"pkg/m{i}.py": f"x = {i}\n" for i in range(70)})
+    calls = calls_ahead(root, "What does this project do?", budget=8_000)
+    assert calls[0].name == "read" and calls[0].args == {"path": "."}

@@ -13,6 +13,7 @@ from totem.testing.scripted import ScriptedProvider, call, reply
 from totem.tools.bash import Bash
 from totem.tools.edit import Edit
 from totem.tools.grep import Grep
+from totem.tools.python_check import python_check
 from totem.tools.read import Read
 from totem.tools.write import Write
 
@@ -263,3 +264,48 @@ def test_a_plain_answer_about_a_missing_name_is_not_questioned(tmp_path: Path) -
     agent = make_agent(tmp_path, provider, tools=TOOLS, model=SMALL)
     _, events = run_once(agent, "How do I run it on Linux?")
     assert finished(events).reason == "finished" and len(provider.requests) == 2
+
+
+def test_a_file_still_there_after_delete_is_asked_again_with_the_command(
+    tmp_path: Path,
+) -> None:
+    with_config(tmp_path)
+    (tmp_path / "project" / "old_notes.txt").write_text("draft ideas from 2019")
+    provider = ScriptedProvider([
+        # the real 1.5B model emptied the file, then said it was deleted
+        call(("read", {"path": "old_notes.txt"})),
+        call(("edit", {"path": "old_notes.txt", "old_string": "draft ideas from 2019",
+                       "new_string": ""})),
+        reply("Deleted old_notes.txt"),
+        call(("bash", {"command": "rm old_notes.txt"})),
+        reply("Deleted old_notes.txt"),
+    ])
+    agent = make_agent(tmp_path, provider, tools=TOOLS, model=SMALL)
+    _, events = run_once(agent, "Delete the file old_notes.txt, it is no longer needed.")
+    assert finished(events).reason == "finished"
+    nudge = user_texts(provider.requests[3])[-1]
+    assert "old_notes.txt still exists. To delete it, call bash with: rm old_notes.txt" in nudge
+    assert not (tmp_path / "project" / "old_notes.txt").exists()
+
+
+def test_an_answer_after_a_failed_check_is_asked_to_fix_it(tmp_path: Path) -> None:
+    with_config(tmp_path)
+    (tmp_path / "project" / "report.py").write_text("def summary(rows):\n"
+                                                    "    return json.dumps(rows)\n")
+    provider = ScriptedProvider([
+        call(("read", {"path": "report.py"})),
+        call(("edit", {"path": "report.py", "old_string": "json.dumps(rows)",
+                       "new_string": "json.dumps(rows, indent=4)"})),
+        reply("The import was added."),
+        call(("edit", {"path": "report.py", "old_string": "def summary",
+                       "new_string": "import json\n\n\ndef summary"})),
+        reply("Added import json."),
+    ])
+    agent = make_agent(tmp_path, provider, tools=TOOLS, model=SMALL)
+    agent.after_write = [python_check]
+    _, events = run_once(agent, "report.py fails with NameError: name 'json' is not defined. "
+                                "Fix it.")
+    assert finished(events).reason == "finished"
+    nudge = user_texts(provider.requests[3])[-1]
+    assert "[Check of report.py: line 2: name 'json' is not defined" in nudge
+    assert (tmp_path / "project" / "report.py").read_text().startswith("import json")

@@ -176,3 +176,25 @@ def test_postgres_store_connects_again_when_its_connection_is_cut(
     assert store.db.info.backend_pid != backend
     assert store.messages(session.id)[0].parts == [TextPart("before and after")]
     store.close()
+
+
+def test_checkpoints_and_snapshots_after_a_mark(new_store_location: Callable[[], str]) -> None:
+    store = open_store(new_store_location())
+    session = store.create_session(project="/p", model="m")
+    store.save_snapshot(session_id=session.id, call_id="c0", path="old.py", content=b"0")
+    mark = store.snapshot_mark()
+    child = store.create_session(project="/p", model="m", parent_id=session.id)
+    store.save_snapshot(session_id=session.id, call_id="c1", path="a.py", content=b"\x00a")
+    store.save_snapshot(session_id=child.id, call_id="c2", path="b.py", content=None)
+    store.save_snapshot(session_id="ses_other", call_id="c3", path="c.py", content=b"c")
+    assert store.snapshots_after(session.id, mark) == [("a.py", b"\x00a"), ("b.py", None)]
+    assert store.snapshot_mark() > mark
+    store.add_checkpoints(session.id, "msg_1", [("a.py", b"\x00a", b"new"), ("n.py", None, b"")])
+    store.set_checkpoint_state("msg_1", "undone")
+    found = store.checkpoints(session.id)
+    assert [(c.path, c.before, c.after, c.state) for c in found] == [
+        ("a.py", b"\x00a", b"new", "undone"), ("n.py", None, b"", "undone")]
+    assert found[0].undone is not None and found[0].id < found[1].id
+    store.set_checkpoint_state("msg_1", "done")
+    assert all(c.undone is None for c in store.checkpoints(session.id))
+    store.close()

@@ -59,3 +59,29 @@ def test_kill_9_mid_answer_loses_nothing_shown_in_postgres(
     chats = [r.body for r in server.requests if r.path.endswith("/chat/completions")]
     assert chats[-1]["messages"][2]["content"] == shown
     assert not (tmp_path / "data" / "totem" / "totem.db").exists()  # nothing went to SQLite
+
+
+def test_undo_finds_the_request_in_postgres(tmp_path: Path, postgres: PostgresServer) -> None:
+    url = postgres.new_database()
+    project = tmp_path / "project"
+    project.mkdir()
+    (project / "notes.txt").write_text("first\n")
+    env = dict(os.environ, XDG_DATA_HOME=str(tmp_path / "data"),
+               XDG_CONFIG_HOME=str(tmp_path / "config"), TOTEM_CONFIG=str(tmp_path / "t.yaml"),
+               TOTEM_STORE=url)
+    turns = [{"tool": "read", "args": {"path": "notes.txt"}},
+             {"tool": "write", "args": {"path": "notes.txt", "content": "second\n"}},
+             {"text": "Rewrote the notes."}]
+    with FakeOpenAIServer(turns, models=["m"]).in_thread() as base_url:
+        (tmp_path / "t.yaml").write_text(
+            f"model: fake/m\nproviders:\n  fake: {{kind: openai, base_url: '{base_url}'}}\n"
+            "knowledge: {totaljs: never}\n")
+        done = subprocess.run([*TOTEM, "run", "--yes", "rewrite the notes"], cwd=project,
+                              env=env, capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    assert (project / "notes.txt").read_text() == "second\n"
+    undone = subprocess.run([*TOTEM, "undo"], cwd=project, env=env, capture_output=True,
+                            text=True, timeout=60)
+    assert undone.returncode == 0, undone.stderr
+    assert (project / "notes.txt").read_text() == "first\n"
+    assert not (tmp_path / "data" / "totem" / "totem.db").exists()

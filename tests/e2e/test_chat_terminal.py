@@ -250,3 +250,28 @@ def test_ctrl_d_typed_while_the_agent_works_leaves_after_the_answer(chat: Any) -
     terminal.send(b"\x04")
     terminal.expect("Slept.")
     assert terminal.process.wait(timeout=30) == 0
+
+
+def test_an_mcp_resource_mention_and_a_server_prompt(chat: Any) -> None:
+    from tests.support.mcp_servers import EVERYTHING, node
+
+    doc = "demo://resource/static/document/architecture.md"
+    mcp = f"mcp:\n  everything: {{command: '{node()}', args: ['{EVERYTHING}', 'stdio']}}\n"
+    terminal, server = chat([{"text": "The architecture."}, {"text": "Prompted."}], mcp)
+    terminal.send(f"what is @everything:{doc}?\r".encode())
+    terminal.expect(QUESTION)  # the server asks before it starts, as in a run
+    assert "start the MCP server 'everything'" in terminal.screen
+    terminal.send(b"y\r")
+    terminal.expect("The architecture.")
+    assert f"Attached everything:{doc}." in terminal.screen
+    terminal.expect("› ", 2)
+    terminal.send(b"/everything:args-pr\t")  # Tab completes the server's prompt
+    terminal.send(b" Paris\r")
+    terminal.expect("Prompted.")
+    terminal.send(b"/everything:args-prompt\r")
+    terminal.expect("needs city")
+    assert terminal.leave() == 0
+    first, second = (c["messages"][-1]["content"] for c in chats(server))
+    assert first.startswith(f"what is @everything:{doc}?\n\n<resource")
+    assert "# Everything Server – Architecture" in first
+    assert "Paris" in second and "/everything" not in second

@@ -81,7 +81,7 @@ def test_json_run_with_a_tool_call(env: Env) -> None:
     assert done.returncode == 0, done.stderr
     seen = events(done.stdout)
     kinds = [e["type"] for e in seen]
-    assert kinds[0] == "run_started" and kinds[-1] == "run_finished"
+    assert kinds[0] == "run_started" and kinds[-2:] == ["run_finished", "result"]
     end = next(e for e in seen if e["type"] == "tool_end")
     assert "hello world" in end["output"] and not end["is_error"]
     second = env.chats()[1]["messages"]
@@ -149,8 +149,9 @@ def test_a_local_server_that_is_not_there_fails_fast_and_says_how_to_start_it(
     seen = events(done.stdout)
     retries = [e for e in seen if e["type"] == "notice" and "retrying" in e["text"]]
     assert len(retries) == 2  # two retries, not ten
-    end = seen[-1]
+    end = seen[-2]
     assert end["type"] == "run_finished" and end["reason"] == "error"
+    assert seen[-1]["finish_reason"] == "error" and seen[-1]["detail"] == end["detail"]
     assert f"nothing answers at {url} — start your model server" in end["detail"]
     assert "llama-server" in end["detail"] and "base_url" in end["detail"]
 
@@ -215,7 +216,8 @@ def test_sigint_during_bash_kills_everything_and_keeps_the_partial_answer(env: E
         proc.send_signal(signal.SIGINT)
         rest, _ = proc.communicate(timeout=20)
         assert proc.returncode == 130
-        assert events(rest)[-1]["reason"] == "aborted"
+        assert events(rest)[-2]["reason"] == "aborted"
+        assert events(rest)[-1]["finish_reason"] == "aborted"
         time.sleep(0.2)
         assert _descendant_sleeps(marker) == []
         store = env.store()

@@ -64,7 +64,7 @@ def test_real_model_calls_a_tool_and_the_run_ends_visibly(llama_url: str, tmp_pa
     assert first_end["call_id"] == first["call_id"]
     assert "Invalid arguments" not in first_end["output"]
     # and the run ends with a visible reason, never hanging
-    end = events[-1]
+    end = events[-2]  # the last line is the result object
     assert end["type"] == "run_finished"
     assert end["reason"] in ("finished", "repeat", "step_limit"), end
     assert done.returncode in (0, 3)
@@ -95,4 +95,4 @@ def test_detection_finds_llama_server_and_totem_uses_it(llama_url: str, tmp_path
     events = [json.loads(x) for x in done.stdout.splitlines() if x.strip()]
     notices = [e["text"] for e in events if e["type"] == "notice"]
     assert any("No provider is configured: using llamacpp" in n for n in notices), notices
-    assert events[-1]["type"] == "run_finished" and done.returncode in (0, 3)
+    assert events[-2]["type"] == "run_finished" and done.returncode in (0, 3)

@@ -78,7 +78,7 @@ def check_restarted_run(events: list[dict[str, Any]], *, answer: str) -> str:
     before = "".join(e["text"] for e in events[:notice] if e["type"] == "text")
     after = "".join(e["text"] for e in events[notice:] if e["type"] == "text")
     assert before and after == answer
-    assert kinds[-1] == "run_finished" and events[-1]["reason"] == "finished"
+    assert kinds[-2:] == ["run_finished", "result"] and events[-2]["reason"] == "finished"
     return before
 
 

@@ -100,7 +100,7 @@ def test_a_project_agent_overrides_a_saved_one(aimock: Aimock, tmp_path: Path) -
     save_agent(store.db, saved, project=None)
     store.close()
     events = totem(root, env, "--agent", "reviewer", "check the code")
-    assert events[-1]["reason"] == "finished"
+    assert events[-2]["reason"] == "finished"  # the last line is the result object
     system = next(m for m in last_request(aimock)["messages"] if m["role"] == "system")
     assert "SAVED PROMPT" in system["content"]
     (root / ".totem/agents").mkdir()

@@ -189,7 +189,7 @@ def test_a_streamed_tool_call_runs_end_to_end(user: User, proxy: Proxy) -> None:
     assert start["name"] == "read" and "hello world" in end["output"] and not end["is_error"]
     text = "".join(e["text"] for e in seen if e["type"] == "text")
     assert "It says hello world." in text
-    assert seen[-1]["type"] == "run_finished" and seen[-1]["reason"] == "finished"
+    assert seen[-2]["type"] == "run_finished" and seen[-2]["reason"] == "finished"
     chats = [r for r in proxy.aimock.journal() if r["path"].endswith("/chat/completions")]
     assert len(chats) == 2 and all(c["body"]["stream"] for c in chats)
     assert proxy.key not in done.stdout + done.stderr

@@ -41,18 +41,21 @@ def test_a_claimed_fix_that_was_never_made_exits_4(tmp_path: Path) -> None:
     (tmp_path / "project").mkdir()
     (tmp_path / "project" / "utils.py").write_text("def recieve(data):\n    return data\n")
     said = "I have already fixed the typo in utils.py."
-    done, chats, root = run(tmp_path, [{"text": said}, {"text": said}],
+    done, chats, root = run(tmp_path, [{"text": said}] * 3,
                             "Fix the typo 'recieve' in utils.py.")
     assert done.returncode == 4, done.stderr
-    end = json.loads(done.stdout.splitlines()[-1])
+    end = json.loads(done.stdout.splitlines()[-2])  # the last line is the result object
     assert end["type"] == "run_finished" and end["reason"] == "unverified"
     assert "recieve" in (root / "utils.py").read_text()
     first = chats[0]
     assert [t["function"]["name"] for t in first["tools"]] == [
         "read", "glob", "grep", "edit", "write", "bash"]
     assert first["messages"][0]["content"].startswith("You are totem. You work on the files")
+    # the file was read ahead for it, so it is not told to look but to make the change
+    assert "def recieve(data):" in json.dumps(first["messages"])
     nudge = chats[1]["messages"][-1]["content"]
-    assert nudge.startswith("You answered without looking") and nudge.endswith("utils.py")
+    assert nudge.startswith("Nothing has been done yet, but the request asks for it")
+    assert len(chats) == 3  # two nudges, then the answer is not passed off as success
 
 
 def test_an_xml_call_printed_as_the_answer_is_run(tmp_path: Path) -> None:
@@ -65,4 +68,5 @@ def test_an_xml_call_printed_as_the_answer_is_run(tmp_path: Path) -> None:
     assert not (root / "old_backup.py").exists()
     starts = [json.loads(line) for line in done.stdout.splitlines()
               if json.loads(line)["type"] == "tool_start"]
-    assert starts[0]["name"] == "bash" and starts[0]["from_text"]
+    assert [s["name"] for s in starts[:2]] == ["glob", "read"]  # read ahead by totem
+    assert starts[2]["name"] == "bash" and starts[2]["from_text"]

@@ -46,6 +46,8 @@ def test_a_component_request_asks_for_the_recipe() -> None:
         "hola", "hello", "fix it", "gracias, muy bien", "sleep please", "", "   ",
         "use the echo tool",  # nothing of Total.js or jComponent: never sent away
         "what does hello.txt say?", "tell me a story about dragons",
+        "read the four big files",  # one common word of the vocabulary is no question
+        "look at the data",
     ],
 )
 def test_short_and_unrelated_prompts_are_not_searched(prompt: str) -> None:

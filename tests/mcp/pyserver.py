@@ -71,6 +71,35 @@ async def summarize(text: str, ctx: Context) -> str:
     return f"model {result.model} said: {getattr(content, 'text', content)}"
 
 
+def shout(text: str) -> str:
+    """Say the text in capitals."""
+    return text.upper()
+
+
+@app.tool()
+async def grow(ctx: Context) -> str:
+    """Add the tool `shout` and tell the client that the tool list changed."""
+    app.add_tool(shout)
+    await ctx.session.send_tool_list_changed()
+    return "added shout"
+
+
+@app.tool()
+async def shrink(ctx: Context) -> str:
+    """Remove the tool `shout` and tell the client that the tool list changed."""
+    app.remove_tool("shout")
+    await ctx.session.send_tool_list_changed()
+    return "removed shout"
+
+
+@app.tool()
+async def add_note(name: str, text: str, ctx: Context) -> str:
+    """Offer a resource note://NAME with the text, and tell the client that resources changed."""
+    app.resource(f"note://{name}", name=name)(lambda: text)
+    await ctx.session.send_resource_list_changed()
+    return f"added note://{name}"
+
+
 @app.tool()
 def whoami() -> dict[str, str]:
     """The server's process id and working directory."""

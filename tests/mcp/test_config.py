@@ -163,3 +163,56 @@ def test_configured_is_a_cheap_first_look(tmp_path: Path, monkeypatch: pytest.Mo
     assert not configured(root)
     write_json(root, {"mcpServers": {}})
     assert configured(root)
+
+
+def test_oauth_settings_of_an_http_server(tmp_path: Path) -> None:
+    write_json(tmp_path, {"mcpServers": {
+        "plain": {"type": "http", "url": "https://a.example/mcp"},
+        "keyed": {"type": "http", "url": "https://b.example/mcp",
+                  "headers": {"Authorization": "Bearer ${env:B_TOKEN}"}},
+        "off": {"type": "http", "url": "https://c.example/mcp", "oauth": False},
+        "registered": {"type": "http", "url": "https://d.example/mcp", "oauth": {
+            "client_id": "totem-123", "client_secret": "${env:D_SECRET}", "scope": "read",
+            "callback_port": 8765}},
+    }})
+    servers = load_mcp_config(tmp_path, trusted=True).servers
+    oauth = {name: s.oauth for name, s in servers.items() if isinstance(s, HttpServer)}
+    assert oauth["plain"].enabled and oauth["plain"].client_id is None
+    assert not oauth["keyed"].enabled  # a configured Authorization header is the way in
+    assert not oauth["off"].enabled
+    registered = oauth["registered"]
+    assert (registered.client_id, registered.scope, registered.callback_port) == (
+        "totem-123", "read", 8765)
+    assert registered.client_secret is not None and "${env:" not in repr(registered)
+
+    write_json(tmp_path, {"mcpServers": {"bad": {"url": "https://e.example/mcp",
+                                                 "oauth": {"callback_port": 99999}}}})
+    config = load_mcp_config(tmp_path, trusted=True)
+    assert "bad" not in config.servers
+    assert any("oauth.callback_port must be a port number" in p for p in config.problems)
+    write_json(tmp_path, {"mcpServers": {"typo": {"url": "https://e.example/mcp",
+                                                  "oauth": {"clientid": "x"}}}})
+    with pytest.raises(ConfigError, match="clientid"):
+        load_mcp_config(tmp_path, trusted=True)
+
+
+def test_client_credentials_need_a_client_and_a_secret_or_key(tmp_path: Path) -> None:
+    write_json(tmp_path, {"mcpServers": {
+        "bot": {"url": "https://a.example/mcp", "oauth": {
+            "grant": "client_credentials", "client_id": "ci", "client_secret": "${env:S}"}},
+        "signed": {"url": "https://b.example/mcp", "oauth": {
+            "grant": "client_credentials", "client_id": "ci", "private_key": "${env:PEM}",
+            "signing_algorithm": "RS256"}},
+        "nokey": {"url": "https://c.example/mcp", "oauth": {
+            "grant": "client_credentials", "client_id": "ci"}},
+        "odd": {"url": "https://d.example/mcp", "oauth": {"grant": "password"}},
+    }})
+    config = load_mcp_config(tmp_path, trusted=True)
+    bot, signed = config.servers["bot"], config.servers["signed"]
+    assert isinstance(bot, HttpServer) and bot.oauth.grant == "client_credentials"
+    assert isinstance(signed, HttpServer) and signed.oauth.signing_algorithm == "RS256"
+    assert signed.oauth.private_key is not None
+    assert "nokey" not in config.servers and "odd" not in config.servers
+    text = "\n".join(config.problems)
+    assert "needs a client_id and a client_secret or a private_key" in text
+    assert "oauth.grant must be authorization_code or client_credentials" in text

@@ -32,5 +32,16 @@ def test_client_scenarios_pass() -> None:
         "tools_call",
         "elicitation-sep1034-client-defaults",
         "sse-retry",
+        "auth/metadata-default",
+        "auth/basic-cimd",
+        "auth/scope-step-up",
+        "auth/token-endpoint-auth-basic",
+        "auth/pre-registration",
+        "auth/2025-03-26-oauth-endpoint-fallback",
+        "auth/resource-mismatch",
+        "auth/client-credentials-basic",
+        "auth/client-credentials-jwt",
     ):
         assert f"PASS {scenario}" in done.stdout
+    passed = sum(line.startswith("PASS auth/") for line in done.stdout.splitlines())
+    assert passed >= 20, done.stdout  # every auth/* scenario the suite lists, but two

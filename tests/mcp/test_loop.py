@@ -1,5 +1,5 @@
 """MCP tools in the real loop, driven by a scripted model: a call and its result, a server
-killed in the middle of a call (a tool error, and the run goes on), and a large tool list
+killed in the middle of a call (a tool error; the next call starts it again), and a large tool list
 offered by name with its schemas loaded on demand."""
 
 from __future__ import annotations
@@ -13,9 +13,10 @@ from tests.support.loop_agents import make_agent
 from tests.support.mcp_servers import everything_stdio, new_mark
 from tests.support.processes import processes_with
 from totem.abort import AbortSignal
-from totem.events import Event, RunFinished, ToolEnd, ToolProgress
+from totem.events import Event, Notice, RunFinished, ToolEnd, ToolProgress
 from totem.mcp.manager import McpManager, is_mcp_tool
-from totem.mcp.tool import OPEN_OBJECT, SCHEMA_TOOL
+from totem.mcp.offer import SCHEMA_TOOL
+from totem.run.agent import ToolChange
 from totem.run.loop import Agent, run_events
 from totem.testing.scripted import ScriptedProvider, Turn, call, reply
 
@@ -37,10 +38,16 @@ async def run_with_everything(
         context_window=window,
         log_dir=tmp / "logs",
     )
+
+    async def changes() -> ToolChange | None:  # what the session's toolset does between steps
+        before = frozenset(t.name for t in manager.tools)
+        return ToolChange(before, list(manager.tools)) if await manager.refresh() else None
+
     events: list[Event] = []
     async with manager:
         agent.tools = list(manager.tools)
         agent.specs = manager.specs()
+        agent.refreshers.append(changes)
         assert all(is_mcp_tool(t) or t.name == SCHEMA_TOOL for t in agent.tools)
         session = agent.store.create_session(project=str(agent.root), model=agent.label).id
         async for event in run_events(agent, session, "go", abort=AbortSignal()):
@@ -70,11 +77,11 @@ def test_the_model_calls_an_mcp_tool_and_gets_its_result(tmp_path: Path) -> None
     assert processes_with(mark) == []
 
 
-def test_killing_the_server_mid_call_is_a_tool_error_and_the_run_goes_on(tmp_path: Path) -> None:
+def test_a_server_killed_mid_call_is_a_tool_error_and_restarts_next(tmp_path: Path) -> None:
     turns: list[Turn] = [
         call(("everything__trigger-long-running-operation", {"duration": 20, "steps": 40})),
         call(("everything__echo", {"message": "still there?"})),
-        reply("The server is gone; I stop here."),
+        reply("The server was restarted."),
     ]
     mark = new_mark()
     _, provider, events = asyncio.run(
@@ -82,7 +89,8 @@ def test_killing_the_server_mid_call_is_a_tool_error_and_the_run_goes_on(tmp_pat
     )
     first, second = ends(events)
     assert first.is_error and "The MCP server 'everything' stopped while" in first.output
-    assert second.is_error and "is not running" in second.output
+    assert not second.is_error and "Echo: still there?" in second.output
+    assert "[The MCP server 'everything' had stopped" in second.output  # the model is told
     finished = events[-1]
     assert isinstance(finished, RunFinished) and finished.reason == "finished"
     assert len(provider.requests) == 3  # the model saw both errors and answered
@@ -99,11 +107,18 @@ def test_a_large_tool_list_is_offered_by_name_and_loaded_on_demand(tmp_path: Pat
     _, provider, events = asyncio.run(
         run_with_everything(tmp_path, turns, mark=new_mark(), window=2000)
     )
-    specs = {s.name: s for s in provider.requests[0].tools}
-    assert SCHEMA_TOOL in specs
-    assert specs["everything__get-sum"].parameters == OPEN_OBJECT
-    assert "call mcp_tool_schema" in specs["everything__get-sum"].description
+    first = {s.name: s for s in provider.requests[0].tools}
+    assert set(first) == {SCHEMA_TOOL}  # every tool listed in its description instead
+    listing = first[SCHEMA_TOOL].description
+    assert "- everything__get-sum: " in listing and "- everything__echo: " in listing
+    assert len(listing) < 4 * 1000  # one line each: well under the 8k window's share
+    later = {s.name: s for s in provider.requests[1].tools}
+    assert later["everything__get-sum"].parameters["properties"]["a"]["type"] == "number"
+    assert "- everything__get-sum: " not in later[SCHEMA_TOOL].description
     schema, total, wrong = ends(events)
     assert '"a":{"type":"number"' in schema.output.replace(" ", "")
+    assert "From your next step on, you can call: everything__get-sum." in schema.output
     assert not total.is_error and "5" in total.output
     assert wrong.is_error and "Its parameters (JSON schema)" in wrong.output
+    assert any(isinstance(e, Notice) and e.text == "The tools changed (new: everything__get-sum)."
+               for e in events)

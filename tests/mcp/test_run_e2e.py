@@ -100,3 +100,32 @@ def test_totem_run_asks_to_start_the_server_and_to_call_its_tool(tmp_path: Path)
     tools = [t["function"]["name"] for t in requests[0]["body"]["tools"]]
     assert "everything__echo" in tools
     assert processes_with(mark) == []
+
+
+def test_totem_run_attaches_a_resource_and_sends_a_server_prompt(tmp_path: Path) -> None:
+    from totem.testing.fake_server import FakeOpenAIServer
+
+    mark = new_mark()
+    root = tmp_path / "project"
+    root.mkdir()
+    doc = "demo://resource/static/document/features.md"
+    server = FakeOpenAIServer([{"text": "Read it."}, {"text": "Prompted."}], models=["m"])
+    with server.in_thread() as url:
+        env = environment(tmp_path, url)
+        Path(env["TOTEM_CONFIG"]).write_text(
+            f"model: fake/m\nproviders:\n  fake: {{kind: openai, base_url: '{url}'}}\n"
+            "knowledge: {totaljs: never, forge: false}\n"
+            f"mcp:\n  everything: {{command: '{node()}', args: ['{EVERYTHING}', 'stdio'], "
+            f"env: {{TOTEM_TEST_MARK: '{mark}'}}}}\n")
+        runs = [subprocess.run([sys.executable, "-m", "totem", "run", "--yes", text], cwd=root,
+                               env=env, capture_output=True, text=True, timeout=120,
+                               stdin=subprocess.DEVNULL)
+                for text in (f"summarize @everything:{doc}", "/everything:args-prompt Oslo",
+                             "/everything:args-prompt")]
+    sent = [r.body["messages"][-1]["content"] for r in server.requests
+            if r.path.endswith("/chat/completions")]
+    assert [r.returncode for r in runs] == [0, 0, 1], [r.stdout + r.stderr for r in runs]
+    assert sent[0].startswith(f"summarize @everything:{doc}\n\n<resource")
+    assert "Oslo" in sent[1] and len(sent) == 2  # the third never reached the model
+    assert "needs city" in runs[2].stdout + runs[2].stderr
+    assert processes_with(mark) == []

@@ -3,6 +3,8 @@ one another or from a conftest.py (tests/test_layout_tests.py checks it); a conf
 pytest fixtures only.
 
     aimock              the aimock simulator (npm), its fixtures and journal
+    chat_pty            the chat on a pseudo-terminal in such a project: type, wait for text
+    headless            a project and `totem` commands run in it as processes, on the fake server
     anthropic_captures  the recorded Anthropic streams of the `anthropic` sdist
     cpu_model           llama-server with the cached CPU model
     gemini_streams      the Gemini model, fixtures and wire shapes of the Gemini tests
@@ -14,6 +16,7 @@ pytest fixtures only.
     ports               a free port, and waiting until a server answers
     processes           a server process for the length of a `with`; what /proc shows
     project_files       files a test writes into a project
+    raw_http            raw bytes on a socket to a server, as an attacker sends them
     refbin              the reference apply_patch binary (npm)
     required            skip when something is missing, unless the suite requires it
     streams             a provider's stream through the retry policy, and its text and calls

@@ -71,6 +71,7 @@ class Served:
     output: list[str] = field(default_factory=list)
     reader: threading.Thread = field(default_factory=threading.Thread)
     trusted: bool = True  # the project's own .totem config counts (`totem trust` before)
+    args: list[str] = field(default_factory=list)  # more arguments of `totem serve`
 
     @property
     def home(self) -> Path:
@@ -85,7 +86,8 @@ class Served:
             subprocess.run([sys.executable, "-m", "totem", "trust"], cwd=self.root, env=env,
                            check=True, capture_output=True, timeout=60)
         self.process = subprocess.Popen(
-            [sys.executable, "-m", "totem.cli.serve", "--port", "0"], cwd=self.root, env=env,
+            [sys.executable, "-m", "totem.cli.serve", "--port", "0", *self.args], cwd=self.root,
+            env=env,
             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, stdin=subprocess.DEVNULL,
         )
         ready = threading.Event()

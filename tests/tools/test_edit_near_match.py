@@ -91,3 +91,28 @@ def test_an_edit_that_empties_a_file_says_how_to_delete_one(
     result = call(Edit(), ctx, path="old_notes.txt", old_string="draft ideas from 2019",
                   new_string="")
     assert result.output.endswith("old_notes.txt is now empty; to delete a file, run rm with bash.")
+
+
+def test_text_in_another_file_is_pointed_at(project: Path, ctx: ToolContext, call: Call) -> None:
+    (project / "app.py").write_text("from messages import GREETING\nprint(GREETING)\n")
+    (project / "messages.py").write_text("GREETING = 'Helo, {name}!'\n")
+    # the real 1.5B model edited the file that uses the text, three times
+    with pytest.raises(ToolError, match=r"It is in messages.py: to change it there, call edit"):
+        call(Edit(), ctx, path="app.py", old_string="GREETING = 'Helo, {name}!'",
+             new_string="GREETING = 'Hello, {name}!'")
+
+
+def test_a_small_model_may_not_break_a_python_file(
+    project: Path, ctx: ToolContext, call: Call
+) -> None:
+    source = "import re\n\n\ndef slugify(title):\n    words = re.findall(r'\\w+', title)\n"
+    (project / "slug.py").write_text(source)
+    old = "words = re.findall(r'\\w+', title)"
+    # the real 1.5B model's edit: two assignments joined by `and`
+    new = f"{old} and {old}"
+    with pytest.raises(ToolError, match=r"would make slug.py invalid Python \(line 5: Syntax"):
+        call(Edit(), dataclasses.replace(ctx, small_model=True), path="slug.py",
+             old_string=old, new_string=new)
+    assert (project / "slug.py").read_text() == source
+    call(Edit(), ctx, path="slug.py", old_string=old, new_string=new)  # a larger model may
+    assert (project / "slug.py").read_text() != source

@@ -93,7 +93,7 @@ def test_image_comes_back_as_an_image_block(project: Path, ctx: ToolContext, cal
     ctx.vision = True
     (project / "dot.png").write_bytes(PNG)
     result = call(Read(), ctx, path="dot.png")
-    assert result.output == "[image]"
+    assert result.output == f"dot.png: an image (image/png, {len(PNG):,} bytes), attached."
     assert len(result.images) == 1
     assert result.images[0].media_type == "image/png"
     assert base64.b64decode(result.images[0].data) == PNG

@@ -27,7 +27,7 @@ def test_untrusted_repository_changes_nothing(victim: Victim) -> None:
         done = victim.run("tidy up")
     seen = events(done.stdout)
     assert done.returncode == 3, done.stderr  # the user's limit of 3 steps, not 100000
-    assert seen[-1]["type"] == "run_finished" and seen[-1]["reason"] != "finished"
+    assert seen[-2]["type"] == "run_finished" and seen[-2]["reason"] != "finished"
     ends = [e for e in seen if e["type"] == "tool_end"]
     assert ends and all(e["is_error"] for e in ends[:2])
     assert victim.outside.read_text() == "keep me\n"
@@ -49,7 +49,7 @@ def test_trusted_repository_applies_but_never_redirects_the_users_key(victim: Vi
         done = victim.run("--trust", "tidy up")
     seen = events(done.stdout)
     assert done.returncode == 0, done.stderr  # maxsteps 100000 now applies
-    assert seen[-1]["reason"] == "finished"
+    assert seen[-2]["reason"] == "finished"
     assert not victim.outside.exists()  # the allow-all rule applied: rm ran
     assert victim.marker.exists()  # the project's MCP server was started
     assert victim.capture.requests == [] and not _leaked(victim)
@@ -133,4 +133,4 @@ def test_a_project_agents_step_limit_waits_for_trust(victim: Victim) -> None:
     notices = [e["text"] for e in events(untrusted.stdout) if e["type"] == "notice"]
     assert any("not trusted" in n and "agent 'big': maxsteps 100" in n for n in notices)
     assert trusted.returncode == 0, trusted.stderr
-    assert events(trusted.stdout)[-1]["reason"] == "finished"
+    assert events(trusted.stdout)[-1]["finish_reason"] == "finished"

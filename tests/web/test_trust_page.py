@@ -66,10 +66,12 @@ def test_the_page_asks_for_trust_and_the_trusted_config_then_applies(
             trusted = json.loads((tmp_path / "data" / "totem" / "trust.json").read_text())
             assert str(root.resolve()) in trusted
             first = page.evaluate("window.totem.chat.sessionId")
-            page.click("#new-session")
-            wait_js(page, f"(window.totem.chat.sessionId || {first!r}) != {first!r}")
+            assert first
+            page.click("#new-session")  # an empty chat: stored at its first message
+            wait_js(page, "window.totem.chat.sessionId === null")
             send(page, "second")
             shows(page, "second done")
+            assert page.evaluate("window.totem.chat.sessionId") not in (None, first)
             assert (root / "two.txt").read_text().strip() == "TWO"  # ran without asking
             assert page.query_selector(".ask") is None
             page.reload()
@@ -88,7 +90,7 @@ def test_an_unknown_key_is_shown_in_the_page(tmp_path: Path, chromium: Any) -> N
             assert "max_steps" in banner and "did you mean 'maxsteps'?" in banner
             assert "config.yaml" in banner
             page.click("#new-session")
-            wait_js(page, "location.hash.startsWith('#/s/') && window.totem.chat.sessionId")
+            wait_js(page, "window.totem.session === null && window.totem.chat.sessionId === null")
             page.evaluate("window.totem.banner('')")
             send(page, "hello")  # a run says it too, and does not start
             page.wait_for_selector("#banner:not([hidden])")

@@ -11,6 +11,7 @@ import argparse
 import asyncio
 import signal
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 from totem.abort import AbortSignal
@@ -18,27 +19,44 @@ from totem.cli.exit_codes import EXIT_OK, EXIT_USAGE
 from totem.cli.interact import answer_in_terminal
 from totem.cli.lines import LineReader
 from totem.cli.render import TextRenderer
-from totem.events import RunFinished
+from totem.events import RunFinished, StepFinished
 from totem.messages import Usage
 from totem.settings.config import ConfigError
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from totem.cli.chat_commands import ChatState
+    from totem.session.service import SessionService
 
 __all__ = ["chat_command"]
 
 HELP = (
-    "/new starts a new session · /compact summarizes older turns · /exit leaves · "
-    "Ctrl-C stops the current answer"
+    "/new starts a new session · /compact summarizes older turns · /undo /redo the last "
+    "request's files · /model switches · /sessions resumes one · @path attaches a file · "
+    "@server:uri attaches an MCP resource · /server:prompt sends an MCP server's prompt · "
+    "/exit leaves · Ctrl-C stops the current answer"
 )
 
 
 def _token_line(
-    usage: Usage, steps: int, model: str, cost: float | None, total: float | None
+    usage: Usage, steps: int, model: str, cost: float | None, total: float | None,
+    *, context: str = "",
 ) -> str:
     cached = f" ({usage.cache_read:,} cached)" if usage.cache_read else ""
     money = f" · ${cost:.4f} (session ${total:.4f})" if cost is not None and total else ""
-    return f"── {usage.input:,} in{cached} · {usage.output:,} out{money} · {steps} steps · {model}"
+    return (f"── {usage.input:,} in{cached} · {usage.output:,} out{money} · {steps} steps · "
+            f"{model}{context}")
 
 
-async def _chat(args: argparse.Namespace) -> int:
+def _context_line(last: Usage | None, window: int | None) -> str:
+    """' · context 12% of 128,000': what the last request took of the model's window."""
+    if last is None or not window:
+        return ""
+    used = last.input + last.output
+    return f" · context {100 * used / window:.0f}% of {window:,}"
+
+
+async def _chat(args: argparse.Namespace, mcp_words: list[Callable[[], list[str]]]) -> int:
     from totem import __version__
     from totem.session.service import SessionService
 
@@ -50,8 +68,14 @@ async def _chat(args: argparse.Namespace) -> int:
     label = service.model_label(session, args.model)
     service.agent(label)  # fail early on a bad configuration
     print(f"totem {__version__} · {label} · {service.root}\n{HELP}")
+    from totem.cli.chat_commands import MODEL_CHOICES, ChatState, handle_local, model_choices
+    from totem.session.mcp_input import mcp_completions
+
+    mcp_words.append(lambda: mcp_completions(service.toolset))
+    chat = ChatState(session=session, model=args.model, label=label)
+    MODEL_CHOICES[:] = model_choices(service)
     loop = asyncio.get_running_loop()
-    renderer = TextRenderer()
+    renderer = TextRenderer(markdown=True)
     reader = LineReader(bracketed_paste=True)
     current: list[AbortSignal] = []
 
@@ -77,6 +101,9 @@ async def _chat(args: argparse.Namespace) -> int:
             if text == "/help":
                 print(HELP)
                 continue
+            if await handle_local(text, service=service, state=chat, reader=reader):
+                continue
+            session, label = chat.session, chat.label
             if text == "/compact":
                 abort = AbortSignal()
                 current.append(abort)
@@ -87,21 +114,14 @@ async def _chat(args: argparse.Namespace) -> int:
                     current.clear()
                 continue
             if text == "/new":
-                session = service.open(model=label)
+                chat.session = session = service.open(model=label)
                 print(f"new session {session.id}")
                 continue
             abort = AbortSignal()
             current.append(abort)
             try:
-                async for event in service.run(session, text, abort=abort, model=args.model):
-                    renderer.show(event)
-                    await answer_in_terminal(
-                        event, service=service, reader=reader, abort=abort
-                    )
-                    if isinstance(event, RunFinished):
-                        total = service.session_cost(session)
-                        line = _token_line(event.usage, event.steps, label, event.cost, total)
-                        print(line, flush=True)
+                await _turn(text, service=service, chat=chat, renderer=renderer,
+                            reader=reader, abort=abort)
             finally:
                 current.clear()
     finally:
@@ -110,8 +130,33 @@ async def _chat(args: argparse.Namespace) -> int:
         await service.aclose()
 
 
-def _complete_commands(root: Path) -> None:
-    """Tab completes the project's /commands (and the chat's own)."""
+async def _turn(
+    text: str, *, service: SessionService, chat: ChatState, renderer: TextRenderer,
+    reader: LineReader, abort: AbortSignal,
+) -> None:
+    """One request: its events shown, its questions asked, then the token line."""
+    last: Usage | None = None
+    try:
+        events = service.run(chat.session, text, abort=abort, model=chat.model)
+    except ConfigError as exc:  # an attachment the model cannot take, an unknown agent...
+        print(f"totem: {exc}", flush=True)
+        return
+    async for event in events:
+        renderer.show(event)
+        await answer_in_terminal(event, service=service, reader=reader, abort=abort)
+        if isinstance(event, StepFinished):
+            last = event.usage
+        if isinstance(event, RunFinished):
+            total = service.session_cost(chat.session)
+            context = _context_line(last, service.context_window())
+            print(_token_line(event.usage, event.steps, chat.label, event.cost, total,
+                              context=context), flush=True)
+
+
+def _complete_commands(root: Path, mcp_words: list[Callable[[], list[str]]]) -> None:
+    """Tab completes the project's /commands (and the chat's own), paths after @, models
+    after /model, and MCP resources and prompts (`@server:uri`, `/server:prompt`) once the
+    chat can name them."""
     try:
         import readline
     except ImportError:
@@ -119,12 +164,20 @@ def _complete_commands(root: Path) -> None:
     from totem.session.commands import complete, load_commands
 
     commands = load_commands(root)
-    builtin = ["/compact", "/exit", "/help", "/new"]
+    from totem.cli.chat_commands import LOCAL_COMMANDS
+
+    builtin = ["/compact", "/exit", "/help", "/new", *LOCAL_COMMANDS]
 
     def completer(text: str, state: int) -> str | None:
-        if not text.startswith("/"):
-            return None
-        found = sorted({*complete(text, commands), *(b for b in builtin if b.startswith(text))})
+        from totem.cli.chat_commands import complete_word
+
+        mcp = [w for words in mcp_words for w in words() if w.startswith(text)]
+        if text.startswith("/"):
+            found = sorted({*complete(text, commands),
+                            *(b for b in builtin if b.startswith(text)), *mcp})
+        else:
+            found = sorted({*complete_word(text, line=readline.get_line_buffer(), root=root),
+                            *mcp})
         return found[state] if state < len(found) else None
 
     readline.set_completer_delims(" \t\n")
@@ -135,10 +188,11 @@ def _complete_commands(root: Path) -> None:
 def chat_command(args: argparse.Namespace) -> int:
     from totem.cli.trust import settle_trust
 
-    _complete_commands(Path.cwd())
+    mcp_words: list[Callable[[], list[str]]] = []
+    _complete_commands(Path.cwd(), mcp_words)
     try:
         settle_trust(Path.cwd().resolve(), trust=False, interactive=sys.stdin.isatty())
-        return asyncio.run(_chat(args))
+        return asyncio.run(_chat(args, mcp_words))
     except ConfigError as exc:
         print(f"totem: {exc}", file=sys.stderr)
         return EXIT_USAGE

@@ -22,10 +22,18 @@ def _parser() -> object:
     parser.add_argument("--session", "-s", help="resume the session with this id")
     sub = parser.add_subparsers(dest="command")
     run = sub.add_parser("run", help="run one request headless and exit")
-    run.add_argument("message", nargs="+", help="what to do")
+    run.add_argument("message", nargs="+",
+                     help="what to do; `-` reads it from stdin (piped input is added to it)")
     run.add_argument("--model", "-m", dest="run_model", help="PROVIDER/MODEL to use")
     run.add_argument("--format", choices=["text", "json"], default="text")
-    run.add_argument("--max-steps", type=int, default=None)
+    run.add_argument("--image", "-i", action="append", default=[], metavar="FILE",
+                     help="attach an image (again for more; the model must take images)")
+    run.add_argument("--max-steps", "--max-turns", dest="max_steps", type=int, default=None,
+                     help="model requests at most (then one closing answer; exit 3)")
+    run.add_argument("--max-cost", type=float, default=None, metavar="USD",
+                     help="stop once the run has cost this much (exit 3)")
+    run.add_argument("--max-tokens", type=int, default=None, metavar="N",
+                     help="stop once the run has used this many tokens (exit 3)")
     run.add_argument("--yes", "-y", action="store_true",
                      help="allow every action that no rule denies")
     run.add_argument("--agent", "-a", help="run as this agent (see `totem agents`)")
@@ -35,6 +43,7 @@ def _parser() -> object:
     group.add_argument("--continue", "-c", dest="run_continue", action="store_true",
                        help="continue the latest session of this project")
     group.add_argument("--session", "-s", dest="run_session", help="resume this session")
+    group.add_argument("--fork", metavar="ID", help="continue a copy of this session")
     from totem.cli.agents import add_parser as add_agents_parser
 
     add_agents_parser(sub)
@@ -43,6 +52,9 @@ def _parser() -> object:
     providers.add_parsers(sub)
     models.add_parsers(sub)
     tools.add_parsers(sub)
+    from totem.cli.history import add_parsers as add_history_parsers
+
+    add_history_parsers(sub)
     from totem.cli.mcp import add_parser as add_mcp_parser
 
     add_mcp_parser(sub)
@@ -70,7 +82,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = _parser()
     assert isinstance(parser, argparse.ArgumentParser)
     args = parser.parse_args(args_list)
-    if args.command in ("providers", "models", "tools"):
+    if args.command in ("providers", "models", "tools", "sessions", "export", "undo", "redo"):
         code: int = args.handler(args)
         return code
     if args.command == "run":

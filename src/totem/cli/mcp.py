@@ -2,6 +2,8 @@
 
     totem mcp list [--yes] [--no-start]   every server: kind, what it runs, state, its tools
     totem mcp test NAME [--yes]           start one server, list its tools, stop it
+    totem mcp login NAME [--no-browser]   sign in to an HTTP server (OAuth) once, for later runs
+    totem mcp logout NAME                 forget its stored tokens
 
 Starting a server asks first, as in a run (a rule or --yes allows it; with no terminal and
 no rule it is refused). Every server started here is stopped before the command returns.
@@ -34,6 +36,12 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     test.add_argument("name", help="the server's name")
     for sub in (listing, test):
         sub.add_argument("--yes", "-y", action="store_true", help="start servers without asking")
+    login = commands.add_parser("login", help="sign in to an HTTP server with OAuth, once")
+    login.add_argument("name", help="the server's name")
+    login.add_argument("--no-browser", action="store_true",
+                       help="print the sign-in address instead of opening a browser")
+    logout = commands.add_parser("logout", help="forget an HTTP server's stored OAuth tokens")
+    logout.add_argument("name", help="the server's name")
     return parser
 
 
@@ -66,6 +74,11 @@ async def _mcp(args: argparse.Namespace) -> int:
         print(f"! This folder is not trusted: ignored {'; '.join(ignored)}. "
               "Run `totem trust` here to use them.", file=sys.stderr)
     names: list[str] | None = None
+    if args.mcp_command in ("login", "logout"):
+        from totem.cli.mcp_login import login, logout
+
+        return await (login(root, config, args) if args.mcp_command == "login"
+                      else logout(config, args.name))
     if args.mcp_command == "test":
         if args.name not in config.servers:
             known = ", ".join(sorted(config.servers)) or "none"

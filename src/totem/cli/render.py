@@ -6,7 +6,9 @@ import json
 import sys
 from typing import Any, TextIO, assert_never
 
+from totem.cli.diff_view import diff_lines
 from totem.cli.lines import LineReader
+from totem.cli.markdown_stream import MarkdownStream
 from totem.events import (
     AgentEvent,
     Event,
@@ -24,6 +26,7 @@ from totem.events import (
     ToolStart,
 )
 from totem.policy.permission import Reply
+from totem.tools.diffs import diff_stat
 
 __all__ = ["TextRenderer", "ask_permission", "ask_question", "summarize_input"]
 
@@ -48,11 +51,15 @@ def summarize_input(data: dict[str, Any] | None, limit: int = 100) -> str:
 class TextRenderer:
     """Streams the answer; tool calls, notices and reasoning shown compactly."""
 
-    def __init__(self, out: TextIO | None = None) -> None:
+    def __init__(self, out: TextIO | None = None, *, markdown: bool = False) -> None:
         self.out = out or sys.stdout
         self.tty = self.out.isatty()
+        # Answers drawn as Markdown (the chat on a terminal); raw text otherwise.
+        self._markdown: MarkdownStream | None = MarkdownStream(self.out) \
+            if markdown and self.tty else None
         self._thinking = False
         self._midline = False
+        self._asked_diffs: set[str] = set()  # diffs already shown in a question
 
     def _line(self, text: str) -> None:
         if self._midline:
@@ -71,12 +78,20 @@ class TextRenderer:
                 self._line(f"{prefix} └ {output.strip().splitlines()[0][:100] if output else ''}")
             case Notice(text=text):
                 self._line(f"{prefix} ! {text}")
-            case RunFinished(reason=reason, steps=steps):
-                self._line(f"{prefix} {reason} after {steps} steps")
+            case RunFinished(reason=reason, steps=steps, usage=usage, cost=cost):
+                money = f" · ${cost:.4f}" if cost is not None else ""
+                self._line(f"{prefix} {reason} after {steps} steps · "
+                           f"{usage.input + usage.output:,} tokens{money}")
             case _:
                 pass
 
     def show(self, event: Event) -> None:
+        if self._markdown is not None:
+            if isinstance(event, TextDelta):
+                self._thinking = False
+                self._markdown.add(event.text)
+                return
+            self._markdown.close()
         match event:
             case TextDelta(text=text):
                 self._thinking = False
@@ -90,11 +105,14 @@ class TextRenderer:
             case ToolStart(name=name, input=data, from_text=from_text):
                 mark = " (written as text)" if from_text else ""
                 self._line(_style("36", f"● {name}", self.tty) + f" {summarize_input(data)}{mark}")
-            case ToolEnd(output=output, is_error=is_error):
+            case ToolEnd(output=output, is_error=is_error, diff=diff):
                 lines = output.strip().splitlines() or [""]
                 more = f" (+{len(lines) - 1} lines)" if len(lines) > 1 else ""
-                head = lines[0][:120] + more
+                head = lines[0][:120] + more + (f" · {diff_stat(diff)}" if diff else "")
                 self._line(_style("31" if is_error else "2", f"  └ {head}", self.tty))
+                if diff and diff not in self._asked_diffs:
+                    for line in diff_lines(diff, tty=self.tty, limit=20):
+                        self._line(line)
             case Notice(text=text, level=level):
                 self._line(_style("33" if level != "info" else "2", f"! {text}", self.tty))
             case RunFinished(reason=reason, detail=detail):
@@ -112,7 +130,9 @@ class TextRenderer:
                 for item in todos:
                     mark = marks.get(item.get("status", ""), "☐")
                     self._line(_style("2", f"  {mark} {item.get('content', '')}", self.tty))
-            case RunStarted() | StepFinished() | PermissionAsked() | QuestionAsked():
+            case PermissionAsked(diff=diff):
+                self._asked_diffs.add(diff)
+            case RunStarted() | StepFinished() | QuestionAsked():
                 pass
             case _:
                 assert_never(event)
@@ -143,8 +163,11 @@ async def ask_permission(event: PermissionAsked, reader: LineReader) -> Reply:
     Only a line typed after the question appears answers it, and a blank line asks again.
     """
     print(f"\n? {event.tool} wants to {event.title}")
-    for pattern in event.patterns[:10]:
-        print(f"    {pattern}")
+    if event.diff:
+        print("\n".join(diff_lines(event.diff, tty=sys.stdout.isatty())))
+    else:
+        for pattern in event.patterns[:10]:
+            print(f"    {pattern}")
     stored = ", ".join(event.always) or "nothing (this will ask again)"
     print(f"  always allows, in this project: {stored}")
     while True:

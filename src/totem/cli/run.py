@@ -22,12 +22,25 @@ from totem.cli.exit_codes import (
     EXIT_UNVERIFIED,
     EXIT_USAGE,
 )
+from totem.cli.headless import Budget, ResultCollector, message_from, stdin_bytes
 from totem.cli.interact import answer_in_terminal
 from totem.cli.lines import LineReader
 from totem.cli.render import TextRenderer
-from totem.events import PermissionAsked, QuestionAsked, RunFinished, event_to_dict
+from totem.events import (
+    Event,
+    Notice,
+    PermissionAsked,
+    QuestionAsked,
+    RunFinished,
+    event_to_dict,
+)
 from totem.policy.permission import Mode
 from totem.settings.config import ConfigError
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from totem.session.service import SessionService
+    from totem.store.base import SessionInfo
 
 __all__ = ["run_command", "exit_code"]
 
@@ -52,45 +65,89 @@ async def _run(args: argparse.Namespace) -> int:
     service.questions.interactive = interactive
     await service.prepare()
     model = args.run_model or args.model
-    session = service.open(
-        session_id=args.run_session or args.session,
-        continue_last=args.run_continue or args.continue_last,
-        model=model,
-    )
+    try:
+        message, said = message_from(args.message, stdin_bytes())
+    except ValueError as exc:
+        raise ConfigError(str(exc)) from None
+    if said:
+        print(f"totem: {said}", file=sys.stderr)
+    session = _session(service, args, model)
     abort = AbortSignal()
     loop = asyncio.get_running_loop()
     loop.add_signal_handler(signal.SIGINT, abort.abort)
     loop.add_signal_handler(signal.SIGTERM, abort.abort, "terminated")
     renderer = TextRenderer()
     reader: LineReader | None = None
-    finished: RunFinished | None = None
+    budget = Budget(max_cost=args.max_cost, max_tokens=args.max_tokens)
+    collector = ResultCollector()
     try:
         events = service.run(
             session,
-            " ".join(args.message),
+            message,
             abort=abort,
             model=model,
             max_steps=args.max_steps,
             agent_name=args.agent,
+            images=[Path(p) for p in args.image],
         )
         async for event in events:
-            if args.format == "json":
-                print(json.dumps(event_to_dict(event), ensure_ascii=False), flush=True)
-            else:
-                renderer.show(event)
+            _say(event, args.format, renderer)
             if interactive and isinstance(event, PermissionAsked | QuestionAsked):
                 if reader is None:
                     reader = LineReader()
                 await answer_in_terminal(event, service=service, reader=reader, abort=abort)
-            if isinstance(event, RunFinished):
-                finished = event
+            collector.see(event)
+            if budget.exceeded(event):
+                _say(Notice(budget.reason, "warning"), args.format, renderer)
+                abort.abort(budget.reason)
     finally:
         await service.aclose()
         loop.remove_signal_handler(signal.SIGINT)
         loop.remove_signal_handler(signal.SIGTERM)
+    finished = collector.finished
     if args.format == "text" and finished is not None:
         print(f"session {session.id}", file=sys.stderr)
-    return exit_code(finished)
+    if args.format == "json":
+        _print_result(service, session, collector, budget)
+    return EXIT_LIMIT if budget.reason else exit_code(finished)
+
+
+def _print_result(
+    service: SessionService, session: SessionInfo, collector: ResultCollector, budget: Budget
+) -> None:
+    """The closing `result` object of `--format json`."""
+    from totem.session.undo import changed_files
+
+    finished = collector.finished
+    files = changed_files(service.store, session_id=session.id, message_id=collector.started,
+                          root=service.root) if collector.started else []
+    reason = "budget" if budget.reason else (finished.reason if finished else "error")
+    detail = budget.reason or (finished.detail if finished else "")
+    result = collector.result(session_id=session.id, files=files, reason=reason, detail=detail)
+    print(json.dumps(result, ensure_ascii=False), flush=True)
+
+
+def _say(event: Event, form: str, renderer: TextRenderer) -> None:
+    if form == "json":
+        print(json.dumps(event_to_dict(event), ensure_ascii=False), flush=True)
+    else:
+        renderer.show(event)
+
+
+def _session(service: SessionService, args: argparse.Namespace, model: str | None) -> SessionInfo:
+    """The session to run in: a new one, the latest, a given one, or a copy of one."""
+    if args.fork:
+        from totem.server.sessions import fork
+
+        source = service.store.get_session(args.fork)
+        if source is None:
+            raise ConfigError(f"No session with id {args.fork} to fork.")
+        return fork(service.store, source)
+    return service.open(
+        session_id=args.run_session or args.session,
+        continue_last=args.run_continue or args.continue_last,
+        model=model,
+    )
 
 
 def run_command(args: argparse.Namespace) -> int:

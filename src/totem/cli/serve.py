@@ -39,6 +39,9 @@ def _arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--host", default="127.0.0.1",
                         help="the address to listen on (default 127.0.0.1, this computer only)")
     parser.add_argument("--open", action="store_true", help="open the page in a browser")
+    parser.add_argument("--new-token", action="store_true",
+                        help="make a new token (the old one stops working); the token is "
+                             "otherwise the same at every start")
 
 
 def serve_command(args: argparse.Namespace) -> int:
@@ -52,6 +55,13 @@ def serve_command(args: argparse.Namespace) -> int:
         print(f"\n{'!' * 78}\n{warning}\n{'!' * 78}\n", file=sys.stderr, flush=True)
     if args.port is not None and not 0 <= args.port <= 65535:
         print(f"totem: --port must be between 0 and 65535, not {args.port}", file=sys.stderr)
+        return EXIT_USAGE
+    from totem.server.limits import Limits
+
+    try:
+        args.limits = Limits.from_environment()
+    except ValueError as exc:
+        print(f"totem: {exc}", file=sys.stderr)
         return EXIT_USAGE
     ports = [args.port] if args.port is not None else [
         DEFAULT_PORT + i for i in range(PORT_TRIES)]
@@ -75,6 +85,9 @@ async def _serve(args: argparse.Namespace, ports: list[int]) -> None:
     from pathlib import Path
 
     from totem.server import serve
+    from totem.server.token import stable_token
+
+    token = stable_token(rotate=args.new_token)
 
     def ready(url: str) -> None:
         print(f"totem serve: {Path.cwd()}\n  open {url}\n(Ctrl-C stops it)", flush=True)
@@ -89,7 +102,8 @@ async def _serve(args: argparse.Namespace, ports: list[int]) -> None:
         loop.add_signal_handler(sig, stop.set)
     for port in ports:
         try:
-            await serve(Path.cwd(), host=args.host, port=port, on_ready=ready, stop=stop)
+            await serve(Path.cwd(), host=args.host, port=port, on_ready=ready, stop=stop,
+                        token=token, limits=args.limits)
             return
         except OSError as exc:
             if exc.errno != errno.EADDRINUSE or port == ports[-1]:

@@ -3,7 +3,12 @@
     config.py        the servers as configuration (no SDK import)
     manager.py       McpManager: ask, start, offer tools, stop (no SDK import until started)
     connection.py    one server, owned by a task of its own (imports the SDK)
-    tool.py          McpTool (the Tool shape), result mapping, mcp_tool_schema
+    tool.py          McpTool (the Tool shape), result mapping
+    offer.py         which tools are offered in full, which listed by name (mcp_tool_schema)
+    lifecycle.py     restart on next use with backoff; disable after repeated failures
+    oauth.py         OAuth sign-in through the SDK (oauth_store.py: tokens in the key store)
+    primitives.py    resources and prompts: listed at start, read and fetched on request
+    mentions.py      `@server:uri` and `/server:prompt` in what the person types
     elicitation.py   a server's elicitation as questions for the person
     sampling.py      a server's sampling request, served by the session's model
 

@@ -38,6 +38,7 @@ __all__ = [
     "DEFAULT_TOOL_TIMEOUT",
     "HttpServer",
     "McpConfig",
+    "OAuthSettings",
     "ServerConfig",
     "StdioServer",
     "describe_server",
@@ -68,11 +69,30 @@ class StdioServer:
 
 
 @dataclass(frozen=True, slots=True)
+class OAuthSettings:
+    """How totem signs in to an HTTP server that asks for OAuth (on its first 401): by
+    dynamic client registration, or with a client id registered beforehand."""
+
+    enabled: bool = True
+    client_id: str | None = None
+    client_secret: Secret | None = None
+    scope: str | None = None
+    client_metadata_url: str | None = None  # an https URL used as the client id (CIMD)
+    callback_port: int | None = None  # the loopback redirect's port; None: a free one
+    # client_credentials: no person signs in; the client authenticates with its secret, or
+    # with a JWT signed by `private_key` (a PEM, from ${env:...}) with `signing_algorithm`
+    grant: Literal["authorization_code", "client_credentials"] = "authorization_code"
+    private_key: Secret | None = None
+    signing_algorithm: str = "ES256"
+
+
+@dataclass(frozen=True, slots=True)
 class HttpServer:
     name: str
     url: str
     headers: Mapping[str, Secret] = field(default_factory=dict)
     transport: Literal["http", "sse"] = "http"
+    oauth: OAuthSettings = field(default_factory=OAuthSettings)
     timeout: float = DEFAULT_TOOL_TIMEOUT
     startup_timeout: float = DEFAULT_STARTUP_TIMEOUT
     protocol: str = "legacy"
@@ -143,6 +163,44 @@ def _number(name: str, spec: Mapping[str, Any], key: str, default: float) -> flo
     return float(value)
 
 
+def _oauth(name: str, spec: Mapping[str, Any]) -> OAuthSettings:
+    """`oauth: false`, `oauth: {client_id: ..., client_secret: ${env:...}, scope: ...}`, or
+    nothing: on unless the configured headers already carry an Authorization."""
+    value = spec.get("oauth")
+    headers = spec.get("headers") or {}
+    if value is None:
+        given = isinstance(headers, dict) and any(k.lower() == "authorization" for k in headers)
+        return OAuthSettings(enabled=not given)
+    if isinstance(value, bool):
+        return OAuthSettings(enabled=value)
+    if not isinstance(value, dict):
+        raise ConfigError(f"MCP server '{name}': oauth must be true, false or a mapping")
+    port = value.get("callback_port")
+    if port is not None and (isinstance(port, bool) or not isinstance(port, int)
+                             or not 0 < port < 65536):
+        raise ConfigError(f"MCP server '{name}': oauth.callback_port must be a port number")
+    secret = value.get("client_secret")
+    grant = str(value.get("grant", "authorization_code"))
+    if grant not in ("authorization_code", "client_credentials"):
+        raise ConfigError(f"MCP server '{name}': oauth.grant must be authorization_code or "
+                          "client_credentials")
+    key = value.get("private_key")
+    if grant == "client_credentials" and not (value.get("client_id") and (secret or key)):
+        raise ConfigError(f"MCP server '{name}': oauth.grant client_credentials needs a "
+                          "client_id and a client_secret or a private_key")
+    return OAuthSettings(
+        grant=grant,  # type: ignore[arg-type]
+        private_key=Secret(str(key)) if key else None,
+        signing_algorithm=str(value.get("signing_algorithm", "ES256")),
+        client_id=str(value["client_id"]) if value.get("client_id") else None,
+        client_secret=Secret(str(secret)) if secret else None,
+        scope=str(value["scope"]) if value.get("scope") else None,
+        client_metadata_url=str(value["client_metadata_url"])
+        if value.get("client_metadata_url") else None,
+        callback_port=port,
+    )
+
+
 def _server(name: str, spec: Any, source: str) -> ServerConfig:
     if not isinstance(spec, dict):
         raise ConfigError(f"MCP server '{name}': expected a mapping with a command or a url")
@@ -162,6 +220,7 @@ def _server(name: str, spec: Any, source: str) -> ServerConfig:
             url=url,
             headers=_secrets(name, "headers", spec.get("headers")),
             transport="sse" if kind == "sse" else "http",
+            oauth=_oauth(name, spec),
             timeout=timeout,
             startup_timeout=startup,
             protocol=protocol,

@@ -11,6 +11,7 @@ as questions, answered here the way a person who accepts the defaults would.
 from __future__ import annotations
 
 import asyncio
+import json
 import os
 import sys
 import tempfile
@@ -18,15 +19,17 @@ from pathlib import Path
 from typing import Any
 
 from totem.events import Event, Notice, QuestionAsked
-from totem.mcp.config import HttpServer
+from totem.mcp.config import HttpServer, OAuthSettings
 from totem.mcp.elicitation import ANSWER
-from totem.mcp.manager import McpManager
+from totem.mcp.manager import SIGN_IN, McpManager
 from totem.policy.permission import PermissionService
 from totem.policy.questions import QuestionService
+from totem.settings.config import Secret
 from totem.tools.base import Tool, ToolContext, ToolError, ToolSettings, parse_arguments
 
 __all__ = ["main", "run_scenario"]
 
+CLIENT_METADATA_URL = "https://conformance-test.local/client-metadata.json"  # what the suite checks
 # what each scenario's test server offers, and the arguments a model would send
 CALLS: dict[str, tuple[str, dict[str, Any]]] = {
     "tools_call": ("add_numbers", {"a": 5, "b": 3}),
@@ -36,8 +39,38 @@ CALLS: dict[str, tuple[str, dict[str, Any]]] = {
 
 
 def _answer(event: QuestionAsked) -> str:
-    """Accept the form, and take each field's default (an empty answer)."""
-    return ANSWER if ANSWER in event.options else ""
+    """Accept the form, and take each field's default (an empty answer); agree to sign in."""
+    if ANSWER in event.options:
+        return ANSWER
+    return SIGN_IN if SIGN_IN in event.options else ""
+
+
+async def _follow(url: str) -> None:
+    """The browser of a person who is already signed in: the suite's authorization endpoint
+    redirects at once, and following it brings the code to totem's loopback address."""
+    import httpx2
+
+    async with httpx2.AsyncClient(follow_redirects=True, timeout=20.0) as http:
+        await http.get(url)
+
+
+def _oauth(context: dict[str, Any]) -> OAuthSettings:
+    """The client registered beforehand when the scenario gives one; a client-id URL (which
+    the suite only reads when the server says it takes one) otherwise; a machine's
+    credentials (a secret, or a private key) for the client-credentials scenarios."""
+    secret = Secret(context["client_secret"]) if context.get("client_secret") else None
+    if str(context.get("name", "")).startswith("auth/client-credentials"):
+        key = context.get("private_key_pem")
+        return OAuthSettings(
+            grant="client_credentials", client_id=context.get("client_id"),
+            client_secret=secret, private_key=Secret(key) if key else None,
+            signing_algorithm=context.get("signing_algorithm", "ES256"),
+        )
+    return OAuthSettings(
+        client_id=context.get("client_id"),
+        client_secret=secret,
+        client_metadata_url=CLIENT_METADATA_URL,
+    )
 
 
 async def run_scenario(url: str, scenario: str, *, root: Path) -> int:
@@ -56,11 +89,14 @@ async def run_scenario(url: str, scenario: str, *, root: Path) -> int:
 
     questions.emit = emit
     permission.emit = emit
-    server = HttpServer(name="conformance", url=url, timeout=20.0, startup_timeout=20.0)
+    context = json.loads(os.environ.get("MCP_CONFORMANCE_CONTEXT") or "{}")
+    server = HttpServer(name="conformance", url=url, timeout=20.0, startup_timeout=20.0,
+                        oauth=_oauth(context))
     with tempfile.TemporaryDirectory(prefix="totem-conformance-") as logs:
+        os.environ["XDG_CONFIG_HOME"] = logs  # the tokens go to a key store of its own
         manager = McpManager(
             root, {"conformance": server}, permission=permission, questions=questions,
-            log_dir=Path(logs),
+            log_dir=Path(logs), open_url=_follow,
         )
         async with manager:
             status = manager.status()[0]
@@ -69,6 +105,8 @@ async def run_scenario(url: str, scenario: str, *, root: Path) -> int:
             if status.state != "ready":
                 return 1
             call = CALLS.get(scenario)
+            if call is None and scenario.startswith("auth/"):
+                call = ("test-tool", {})
             if call is None:
                 return 0
             tools = {t.name: t for t in manager.tools}

@@ -18,11 +18,12 @@ import os
 from collections.abc import Awaitable, Callable
 from contextlib import AsyncExitStack
 from pathlib import Path
-from typing import IO, Any, Literal, TextIO, TypeAlias, cast
+from typing import IO, Any, Literal, TextIO, TypeAlias, TypeVar, cast
 
 import httpx2
 import mcp_types as types
 from mcp import Client
+from mcp.client.auth import OAuthFlowError
 from mcp.client.sse import sse_client
 from mcp.client.stdio import StdioServerParameters, stdio_client
 from mcp.client.streamable_http import streamable_http_client
@@ -33,15 +34,18 @@ from pydantic import ValidationError
 
 from totem import __version__
 from totem.mcp.config import HttpServer, ServerConfig, StdioServer, resolve_secrets
+from totem.mcp.oauth import SignIn, SignInError, oauth_auth, open_in_browser
 from totem.settings.config import ConfigError
 
 __all__ = ["Connection", "Handlers", "McpServerError", "State"]
 
-State: TypeAlias = Literal["stopped", "starting", "ready", "failed", "crashed"]
+State: TypeAlias = Literal["stopped", "starting", "ready", "failed", "crashed", "disabled"]
 ElicitFn: TypeAlias = Callable[[str, types.ElicitRequestParams], Awaitable[types.ElicitResult]]
+SignInAsk: TypeAlias = Callable[[str, str], Awaitable[bool]]
 SampleFn: TypeAlias = Callable[
     [str, types.CreateMessageRequestParams], Awaitable[types.CreateMessageResult | types.ErrorData]
 ]
+T = TypeVar("T")
 STOP_GRACE = 10.0  # the SDK's own shutdown of a stdio server takes at most about 6 s
 MAX_TOOL_PAGES = 50
 NOTE = "totem: "  # totem's own lines in a server's log, left out of "its last output"
@@ -64,14 +68,25 @@ class McpServerError(Exception):
 
 
 class Handlers:
-    """What a server may ask of totem: a person's answer, the model, the project's roots."""
+    """What a server may ask of totem: a person's answer, the model, the project's roots,
+    and a sign-in (`sign_in`: the question before the browser opens, and the opener)."""
 
     def __init__(
-        self, *, elicit: ElicitFn | None, sample: SampleFn | None, roots: list[types.Root]
+        self,
+        *,
+        elicit: ElicitFn | None,
+        sample: SampleFn | None,
+        roots: list[types.Root],
+        sign_in: SignInAsk | None = None,
+        open_url: Callable[[str], Awaitable[None]] | None = None,
+        tell: Callable[[str], None] | None = None,
     ) -> None:
         self.elicit = elicit
         self.sample = sample
         self.roots = roots
+        self.sign_in = sign_in
+        self.open_url = open_url
+        self.tell = tell
 
 
 class Connection:
@@ -85,27 +100,42 @@ class Connection:
         self.detail = ""
         self.protocol = ""
         self.tools: list[types.Tool] = []
+        self.resources: list[types.Resource] = []  # what `@server:uri` completes from
+        self.prompts: list[types.Prompt] = []  # offered as `/server:prompt`
+        self.capabilities: types.ServerCapabilities | None = None
         self._client: Client | None = None
         self._log: IO[str] | None = None
+        self._sign_in: Any = None  # oauth.SignIn, for an HTTP server that may ask for OAuth
         self._ready = asyncio.Event()
         self._stop = asyncio.Event()
         self._task: asyncio.Task[None] | None = None
+        self.starts = 0
+        self.tools_version = 0  # grows when the server's tool list changed (list_changed)
+        self._listing: asyncio.Task[None] | None = None
+        self.catalogue_stale = False  # its resources or prompts changed since listed
 
     # lifecycle ----------------------------------------------------------------------------
 
     async def start(self) -> None:
         """Connect and list the tools, within the server's startup timeout."""
         self.state = "starting"
-        self._log = self._open_log()
+        self._ready = asyncio.Event()
+        self._stop = asyncio.Event()
+        self._log = self._open_log(fresh=self.starts == 0)
+        self.starts += 1
         # A task of its own, in a fresh context: it outlives the run that started it and
         # must not carry that run's context variables along.
         self._task = asyncio.create_task(self._own(), name=f"mcp-{self.name}",
                                          context=contextvars.Context())
-        try:
-            await asyncio.wait_for(self._ready.wait(), self.config.startup_timeout)
-        except TimeoutError:
-            self.detail = f"it did not answer within {self.config.startup_timeout:g} s"
-            await self.stop()
+        while True:
+            try:
+                await asyncio.wait_for(self._ready.wait(), self.config.startup_timeout)
+            except TimeoutError:
+                if self._sign_in is not None and self._sign_in.in_progress:
+                    continue  # the person is signing in; their time is not the server's
+                self.detail = f"it did not answer within {self.config.startup_timeout:g} s"
+                await self.stop()
+            break
         if not self.ready:
             self.state = "failed"
             raise McpServerError(self.detail, output=self._output())
@@ -113,6 +143,20 @@ class Connection:
     @property
     def ready(self) -> bool:
         return self.state == "ready"
+
+    def exited(self) -> bool:
+        """True when a ready server's connection is gone (its process exited, say): marked
+        crashed, to be restarted on next use. A request sent now would never reach it."""
+        if self.state == "ready" and _closed(self._client):
+            self.state = "crashed"
+            self.detail = "it exited"
+            self._write_log(f"{NOTE}the connection closed")
+        return self.state == "crashed"
+
+    async def restart(self) -> None:
+        """Stop what is left of the connection and start the server again."""
+        await self.stop()
+        await self.start()
 
     async def stop(self) -> None:
         """Close the connection and end the server's process; safe to call more than once."""
@@ -136,6 +180,7 @@ class Connection:
                 client = await self._connect(stack)
                 self.tools = await _list_tools(client)
                 self.protocol = client.protocol_version
+                self.capabilities = client.server_capabilities
                 self._client = client
                 self.state = "ready"
                 self._ready.set()
@@ -173,7 +218,7 @@ class Connection:
             )
             server = stdio_client(params, errlog=cast(TextIO, self._log))
         else:
-            server = _http_transport(config, stack)
+            server = _http_transport(config, stack, self._oauth(config))
         handlers = self.handlers
         return Client(
             server,
@@ -187,6 +232,16 @@ class Connection:
             message_handler=self._on_message,
             cache=None,
         )
+
+    def _oauth(self, config: HttpServer) -> Any:
+        """The OAuth auth for the server's HTTP client, or None when it is not to sign in."""
+        if not config.oauth.enabled:
+            return None
+        handlers = self.handlers
+        if self._sign_in is None:
+            self._sign_in = SignIn(ask=handlers.sign_in, open_url=handlers.open_url
+                                   or open_in_browser, tell=handlers.tell)
+        return oauth_auth(config, self._sign_in)
 
     # calls --------------------------------------------------------------------------------
 
@@ -211,8 +266,9 @@ class Connection:
                 self.state = "crashed"
                 self.detail = f"it stopped while {tool} was running"
                 raise McpServerError(
-                    f"The MCP server '{self.name}' stopped while {tool} was running; its "
-                    "tools are no longer available in this session.",
+                    f"The MCP server '{self.name}' stopped while {tool} was running; it is "
+                    f"{'started' if self.config.kind == 'stdio' else 'connected'} again when "
+                    "one of its tools is used next.",
                     output=self._output(),
                 ) from None
             raise McpServerError(
@@ -226,6 +282,25 @@ class Connection:
             ) from None
         except RuntimeError as exc:  # the SDK checks structured content against outputSchema
             raise McpServerError(f"The MCP server '{self.name}' returned: {exc}") from None
+
+    async def request(self, what: str, send: Callable[[Client], Awaitable[T]]) -> T:
+        """One request other than a tool call (`what` names it in messages: "resources/read
+        of demo://x"), through the connected client, within the call timeout."""
+        client = self._client
+        if client is None or self.exited():
+            raise McpServerError(self._not_running())
+        try:
+            return await asyncio.wait_for(send(client), self.config.timeout)
+        except TimeoutError:
+            raise McpServerError(f"The MCP server '{self.name}' did not answer {what} within "
+                                 f"{self.config.timeout:g} s.") from None
+        except MCPError as exc:
+            raise McpServerError(
+                f"The MCP server '{self.name}' answered {what} with an error: {exc.message}"
+            ) from None
+        except ValidationError as exc:
+            raise McpServerError(f"The MCP server '{self.name}' answered {what} with a "
+                                 f"malformed result: {_first_validation(exc)}") from None
 
     # server → client ----------------------------------------------------------------------
 
@@ -250,18 +325,49 @@ class Connection:
     async def _on_message(self, message: Any) -> None:
         if isinstance(message, Exception):
             self._write_log(f"{NOTE}transport: {type(message).__name__}: {message}")
+        elif isinstance(message, types.ToolListChangedNotification):
+            # listed from a task of its own: a request awaited here would wait on the very
+            # loop that delivers its answer
+            self._listing = asyncio.ensure_future(self._relist())
+        elif isinstance(message, types.ResourceListChangedNotification
+                        | types.PromptListChangedNotification):
+            self.catalogue_stale = True  # listed again by the manager, between steps
+
+    async def _relist(self) -> None:
+        client = self._client
+        if client is None:
+            return
+        try:
+            self.tools = await _list_tools(client)
+        except Exception as exc:  # the old list stays; the next change tries again
+            self._write_log(f"{NOTE}listing the changed tools failed: {_first(exc)}")
+            return
+        self.tools_version += 1
+        self._write_log(f"{NOTE}the tool list changed ({len(self.tools)} tools)")
+
+    async def settled(self) -> None:
+        """Wait for a tool list being fetched after a change notice, if any."""
+        listing = self._listing
+        if listing is not None and not listing.done():
+            await asyncio.wait({listing}, timeout=self.config.timeout)
 
     # reporting ----------------------------------------------------------------------------
 
-    def _open_log(self) -> IO[str]:
+    def _open_log(self, *, fresh: bool) -> IO[str]:
         """The server's stderr and totem's notes about it; opened for appending, so that the
-        server's own writes (through its copy of the descriptor) never overwrite ours."""
+        server's own writes (through its copy of the descriptor) never overwrite ours. A
+        restart appends to the log of the start before."""
         try:
             self.log_path.parent.mkdir(parents=True, exist_ok=True)
-            self.log_path.write_text("", encoding="utf-8")
+            if fresh:
+                self.log_path.write_text("", encoding="utf-8")
             return open(self.log_path, "a", encoding="utf-8")  # noqa: SIM115 - kept open
         except OSError:
             return open(os.devnull, "a", encoding="utf-8")  # noqa: SIM115
+
+    def note(self, text: str) -> None:
+        """A line of totem's own in the server's log."""
+        self._write_log(text)
 
     def _write_log(self, text: str) -> None:
         """Append totem's own note (every line marked, so `stderr_tail` leaves it out)."""
@@ -290,15 +396,16 @@ class Connection:
         return f"The MCP server '{self.name}' is not running{why}; its tools cannot be used now."
 
 
-def _http_transport(config: HttpServer, stack: AsyncExitStack) -> Any:
+def _http_transport(config: HttpServer, stack: AsyncExitStack, auth: Any) -> Any:
     headers = resolve_secrets(config.headers, what="it")
     if config.transport == "sse":
-        return sse_client(config.url, headers=headers, timeout=config.startup_timeout)
-    import httpx2
+        return sse_client(config.url, headers=headers, timeout=config.startup_timeout, auth=auth)
     from mcp.shared._httpx_utils import create_mcp_http_client
 
     http = create_mcp_http_client(
-        headers=headers, timeout=httpx2.Timeout(config.startup_timeout, read=config.timeout)
+        headers=headers,
+        timeout=httpx2.Timeout(config.startup_timeout, read=config.timeout),
+        auth=auth,
     )
     stack.push_async_callback(http.aclose)
     return streamable_http_client(config.url, http_client=http)
@@ -314,6 +421,19 @@ async def _list_tools(client: Client) -> list[types.Tool]:
         if cursor is None:
             break
     return tools
+
+
+def _closed(client: Client | None) -> bool:
+    """Whether the client's connection is closed. The SDK keeps this on its dispatcher and
+    answers a request sent after it with CONNECTION_CLOSED, without sending it; read here
+    so that such a request is never mistaken for one the server died running."""
+    if client is None:
+        return True
+    try:
+        dispatcher = getattr(client.session, "_dispatcher", None)
+    except RuntimeError:  # no session: not connected
+        return True
+    return bool(getattr(dispatcher, "_closed", False))
 
 
 def _first(exc: BaseException) -> BaseException:
@@ -336,6 +456,10 @@ def _explain_start(config: ServerConfig, exc: BaseException) -> str:
     error = _first(exc)
     if isinstance(error, ConfigError):
         return str(error)
+    if isinstance(error, SignInError):
+        return str(error)
+    if isinstance(error, OAuthFlowError):
+        return f"signing in failed: {error}"
     if isinstance(config, StdioServer):
         if isinstance(error, FileNotFoundError):
             return f"the command '{config.command}' was not found"

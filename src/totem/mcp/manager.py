@@ -15,20 +15,20 @@ from __future__ import annotations
 import asyncio
 import importlib
 import json
-from collections.abc import Callable, Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import TracebackType
 from typing import TYPE_CHECKING, Any
 
 from totem.events import Event, Notice
-from totem.mcp.config import McpConfig, ServerConfig, describe_server, tool_name
+from totem.mcp.config import McpConfig, ServerConfig, describe_server
 from totem.mcp.sampling import Sampler, SamplingRequest
 from totem.policy.permission import PermissionDenied, PermissionService
 from totem.policy.questions import QuestionService
 from totem.providers.base import ToolSpec
 from totem.settings.paths import cache_dir
-from totem.tools.base import Tool, kind_of
+from totem.tools.base import Tool, is_offered, kind_of
 
 if TYPE_CHECKING:
     import mcp_types as types
@@ -38,7 +38,11 @@ if TYPE_CHECKING:
 __all__ = ["McpManager", "ServerStatus", "is_mcp_tool"]
 
 DEFAULT_WINDOW = 32_000  # tokens assumed when the model's window is unknown
-CHARS_PER_TOKEN = 4
+# tokens of MCP tool definitions offered in full; past it, by name and one line each (a
+# tenth of the window when that is less: 800 tokens for an 8k model)
+DEFAULT_SCHEMA_BUDGET = 2_000
+SIGN_IN = "Open the browser"
+NOT_NOW = "Not now"
 
 
 @dataclass(slots=True)
@@ -70,7 +74,10 @@ class McpManager:
         sampler: Sampler | None = None,
         context_window: int | None = None,
         schema_share: float = 0.1,
+        schema_budget: int | None = None,
         log_dir: Path | None = None,
+        open_url: Callable[[str], Awaitable[None]] | None = None,
+        sign_in: Callable[[str, str], Awaitable[bool]] | None = None,
     ) -> None:
         self.root = root.resolve()
         self.config = config if isinstance(config, McpConfig) else McpConfig(dict(config))
@@ -78,14 +85,22 @@ class McpManager:
         self.questions = questions
         self.emit = emit
         self.sampler = sampler
-        self.schema_budget = int(schema_share * (context_window or DEFAULT_WINDOW))
+        self.schema_budget = schema_budget if schema_budget is not None else min(
+            DEFAULT_SCHEMA_BUDGET, int(schema_share * (context_window or DEFAULT_WINDOW)))
         self.log_dir = log_dir or cache_dir() / "mcp" / _slug(str(self.root))
         self.connections: dict[str, Connection] = {}
         self.refused: dict[str, str] = {}
         self.tools: list[Tool] = []
         self.deferred = False
+        self.open_url = open_url  # how a sign-in opens the browser; None: the default one
+        self.sign_in = sign_in  # whether to open it; None: ask the person (self.questions)
         self.start_notices = True  # False: refusals and failures only in status()
         self._started = False
+        self.reviver: Any = None  # lifecycle.Reviver (restarts), once the SDK is loaded
+        self._offered: dict[str, Any] = {}  # what each server's tools were when last built
+        self.loaded: set[str] = set()  # listed tools the model loaded (offered in full)
+        self._loading = False  # some were loaded since the tools were last built
+        self._problems: set[str] = set()  # notices about unusable schemas, said once
 
     def attach(self, emit: Callable[[Event], None] | None) -> None:
         """Where the servers' questions and notices go from now on: the run in progress
@@ -138,6 +153,9 @@ class McpManager:
             elicit=self._elicit,
             sample=self._sample if self.sampler is not None else None,
             roots=self._roots(),
+            sign_in=self.sign_in or (self._may_sign_in if self.questions is not None else None),
+            open_url=self.open_url,
+            tell=lambda text: self._notice(text),
         )
         for server in allowed:
             log = self.log_dir / f"{_slug(server.name)}.log"
@@ -156,6 +174,9 @@ class McpManager:
                 self._notice(str(result), "warning", start=True)
             elif isinstance(result, BaseException):
                 raise result
+        from totem.mcp.primitives import catalogue
+
+        await asyncio.gather(*(catalogue(c) for c in self.connections.values() if c.ready))
         self._build_tools()
 
     async def aclose(self) -> None:
@@ -187,43 +208,65 @@ class McpManager:
 
     # tools --------------------------------------------------------------------------------
 
-    def _build_tools(self) -> None:
-        from totem.mcp.tool import McpSchemaTool, McpTool, SchemaProblem
+    async def refresh(self) -> bool:
+        """Between steps: rebuild the tools when a server changed its list (list_changed),
+        came back with other tools after a restart, or was disabled, or the model loaded
+        listed tools. True when they changed."""
+        from totem.mcp.primitives import catalogue
 
-        tools: list[McpTool] = []
-        taken: set[str] = set()
         for connection in self.connections.values():
-            if connection.state != "ready":
-                continue
-            for remote in connection.tools:
-                name = tool_name(connection.name, remote.name)
-                if name in taken:
-                    name = tool_name(connection.name, f"{remote.name}_{len(taken)}")
-                try:
-                    tool = McpTool(connection, remote, name=name)
-                except SchemaProblem as exc:
-                    self._notice(
-                        f"The MCP server '{connection.name}' offers the tool {remote.name} "
-                        f"with a schema that cannot be used ({exc}); it is left out.",
-                        "warning",
-                    )
-                    continue
-                taken.add(name)
-                tools.append(tool)
-        size = sum(len(json.dumps(t.schema)) + len(t.description) for t in tools)
-        self.deferred = size // CHARS_PER_TOKEN > self.schema_budget
-        for tool in tools:
-            tool.deferred = self.deferred
-        self.tools = [*tools, McpSchemaTool(tools)] if self.deferred and tools else [*tools]
-        if self.deferred:
+            await connection.settled()
+            if connection.catalogue_stale and connection.ready:
+                connection.catalogue_stale = False
+                await catalogue(connection)
+        if not self._loading and self._offers() == self._offered:
+            return False
+        self._build_tools()
+        return True
+
+    def _offers(self) -> dict[str, Any]:
+        """Each offered server's tools, as names and schemas. A server that stopped still
+        offers them: using one starts it again."""
+        return {
+            c.name: [(t.name, t.description, json.dumps(t.input_schema, sort_keys=True))
+                     for t in c.tools]
+            for c in self.connections.values() if c.state in ("ready", "crashed")
+        }
+
+    def _build_tools(self) -> None:
+        from totem.mcp.lifecycle import Reviver
+        from totem.mcp.offer import make_offer, make_tools
+
+        if self.reviver is None:
+            self.reviver = Reviver(self._notice)
+        self._offered = self._offers()
+        self._loading = False
+        tools = make_tools(self.connections.values(), reviver=self.reviver,
+                           problem=self._schema_problem)
+        offer = make_offer(tools, budget=self.schema_budget, loaded=self.loaded, load=self._load)
+        was_deferred = self.deferred
+        self.deferred = bool(offer.listed)
+        self.tools = offer.tools
+        if self.deferred and not was_deferred:
             self._notice(
-                f"The MCP tools' parameters would take about {size // CHARS_PER_TOKEN} tokens; "
-                f"they are listed by name, and the model loads a tool's parameters when needed."
+                f"The MCP tools' definitions would take about {offer.tokens} tokens (the "
+                f"budget is {self.schema_budget}); they are listed by name, and the model "
+                "loads the ones it needs."
             )
+
+    def _load(self, names: list[str]) -> None:
+        """The model asked for these listed tools: offered in full from the next step."""
+        self.loaded.update(names)
+        self._loading = True
+
+    def _schema_problem(self, text: str) -> None:
+        if text not in self._problems:
+            self._problems.add(text)
+            self._notice(text, "warning")
 
     def specs(self) -> list[ToolSpec]:
         """What the model sees of the MCP tools, in order."""
-        return [t.spec() for t in self.tools]  # type: ignore[attr-defined]
+        return [t.spec() for t in self.tools if is_offered(t)]  # type: ignore[attr-defined]
 
     def status(self) -> list[ServerStatus]:
         rows: list[ServerStatus] = []
@@ -280,6 +323,23 @@ class McpManager:
             model=reply.model,
             stop_reason=reply.stop_reason,
         )
+
+    async def _may_sign_in(self, server: str, where: str) -> bool:
+        """The question before the browser opens; False when declined or nobody answers
+        (then the server does not start, and `totem mcp login` is the way)."""
+        assert self.questions is not None
+        answer = await self.questions.ask(
+            f"The MCP server '{server}' asks you to sign in (at {where}). Open the browser "
+            "to sign in? Its tokens are kept in totem's key store.",
+            [SIGN_IN, NOT_NOW],
+            allow_free=False,
+            emit=self.emit,
+        )
+        if answer is None:  # nobody to ask (a headless run)
+            from totem.mcp.oauth import SignInError, login_advice
+
+            raise SignInError(login_advice(server, where))
+        return answer == SIGN_IN
 
     def _roots(self) -> list[types.Root]:
         import mcp_types as types

@@ -7,9 +7,7 @@ the model that repeats the schema; then the call asks permission (`mcp`, pattern
 maps the result: text, images as image blocks, structured content, resource links and
 embedded resources. A tool error from the server, a crash, or a timeout is a `ToolError`.
 
-When the schemas of all MCP tools would take too much of the model's window, each tool is
-offered by name and description only (`deferred`), and `mcp_tool_schema` gives the
-parameters of the tools the model means to call.
+Which tools are offered in full, and which only by name, is offer.py's business.
 """
 
 from __future__ import annotations
@@ -18,30 +16,19 @@ import json
 from typing import Any, ClassVar
 
 import mcp_types as types
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict
 
 from totem.events import ToolProgress
 from totem.mcp.connection import Connection, McpServerError
+from totem.mcp.lifecycle import Reviver
 from totem.messages import ImageBlock
 from totem.providers.base import ToolSpec
 from totem.tools.base import ToolContext, ToolError, ToolResult, truncate
 
-__all__ = [
-    "SCHEMA_TOOL",
-    "McpArguments",
-    "McpSchemaTool",
-    "McpTool",
-    "SchemaProblem",
-    "render_result",
-]
+__all__ = ["McpArguments", "McpTool", "SchemaProblem", "one_line", "render_result"]
 
-SCHEMA_TOOL = "mcp_tool_schema"
 MAX_DESCRIPTION = 4000
-DEFERRED_NOTE = (
-    "\n(Its parameters are not listed here to save space: call mcp_tool_schema with this "
-    "tool's name first, then call it with arguments that match.)"
-)
-OPEN_OBJECT: dict[str, Any] = {"type": "object", "properties": {}, "additionalProperties": True}
+SHORT_DESCRIPTION = 120  # characters of a listed tool's description: its first line
 
 
 class SchemaProblem(Exception):
@@ -69,12 +56,11 @@ class McpTool:
         self.read_only = bool(hints is not None and hints.read_only_hint)
         self.schema = _model_schema(tool.input_schema)
         self._validator = _validator(self.schema, name)
-        self.deferred = False
+        self.reviver: Reviver | None = None  # restarts a server that stopped, on next use
+        self.offered = True  # False: listed by name only, in mcp_tool_schema (offer.py)
 
     def spec(self) -> ToolSpec:
-        """What the model sees: the server's schema, or the name alone when deferred."""
-        if self.deferred:
-            return ToolSpec(self.name, self.description + DEFERRED_NOTE, dict(OPEN_OBJECT))
+        """What the model sees: the server's own schema."""
         return ToolSpec(self.name, self.description, self.schema)
 
     def schema_text(self) -> str:
@@ -110,59 +96,26 @@ class McpTool:
                 ctx.emit(ToolProgress(ctx.call_id, self.name, message or "", progress, total))
 
         try:
+            note = await self.reviver.revive(self.connection) if self.reviver else ""
             result = await self.connection.call(self.remote, arguments, progress=report)
         except McpServerError as exc:
             raise ToolError(str(exc)) from None
+        if self.reviver is not None:
+            self.reviver.succeeded(self.connection)
         text, images = render_result(result)
+        text = f"{note}\n{text}" if note else text
         text = truncate(text, ctx.settings.output_limit, hint="the MCP server's output was long")
         if result.is_error:
             raise ToolError(text or f"{self.remote} failed without saying why.")
         return ToolResult(text, title=f"{self.server}: {self.remote}", images=images)
 
 
-class SchemaArguments(BaseModel):
-    names: list[str] = Field(
-        description="Names of the MCP tools (server__tool) whose parameters you need."
-    )
-
-
-class McpSchemaTool:
-    """Gives the parameters of deferred MCP tools, on demand."""
-
-    name: ClassVar[str] = SCHEMA_TOOL
-    read_only: ClassVar[bool] = True
-    kind: ClassVar[str] = "mcp"
-    Input: ClassVar[type[BaseModel]] = SchemaArguments
-
-    def __init__(self, tools: list[McpTool]) -> None:
-        self.tools = {t.name: t for t in tools}
-        self.description = (
-            "Get the parameters (JSON schema) of MCP tools that are listed without them. Call "
-            "it once with every such tool you mean to use, before calling them."
-        )
-
-    def spec(self) -> ToolSpec:
-        names = SchemaArguments.model_fields["names"].description or ""
-        parameters = {
-            "type": "object",
-            "properties": {
-                "names": {"type": "array", "items": {"type": "string"}, "description": names}
-            },
-            "required": ["names"],
-        }
-        return ToolSpec(self.name, self.description, parameters)
-
-    async def run(self, args: Any, ctx: ToolContext) -> ToolResult:
-        assert isinstance(args, SchemaArguments)
-        parts: list[str] = []
-        for name in args.names:
-            tool = self.tools.get(name)
-            if tool is None:
-                known = ", ".join(sorted(self.tools))
-                parts.append(f"{name}: no such MCP tool. MCP tools: {known}.")
-                continue
-            parts.append(f"{name}: {tool.description}\nParameters: {tool.schema_text()}")
-        return ToolResult("\n\n".join(parts) or "No tool names given.", title="MCP tool schemas")
+def one_line(text: str) -> str:
+    """The first sentence or line of a description, at most SHORT_DESCRIPTION characters."""
+    line = text.strip().split("\n", 1)[0].strip()
+    end = line.find(". ")
+    line = line[: end + 1] if end > 0 else line
+    return line if len(line) <= SHORT_DESCRIPTION else line[: SHORT_DESCRIPTION - 1] + "…"
 
 
 def _model_schema(schema: dict[str, Any]) -> dict[str, Any]:

@@ -118,6 +118,7 @@ class PermissionService:
         title: str,
         always: list[str] | None = None,
         emit: Callable[[Event], None] | None = None,
+        diff: str = "",
     ) -> None:
         """Return when allowed; raise PermissionDenied otherwise. The question goes to
         `emit` (the run's event sink), or to the service's own when none is given."""
@@ -148,6 +149,7 @@ class PermissionService:
                 patterns=patterns,
                 title=title,
                 always=list(patterns if always is None else always),
+                diff=diff,
             )
         )
         try:

@@ -13,7 +13,7 @@ from pathlib import Path
 from totem.prompt.builder import environment, project_instructions
 
 __all__ = ["absent_nudge", "act_nudge", "copied_nudge", "look_nudge", "missing_path_nudge",
-           "small_system_prompt"]
+           "small_system_prompt", "state_nudge"]
 
 _HERE = Path(__file__).parent
 
@@ -40,6 +40,12 @@ def absent_nudge(names: Sequence[str], request: str) -> str:
     have as if it had them."""
     text = _text("small_absent.txt").replace("{names}", ", ".join(names))
     return text.replace("{request}", request.strip())
+
+
+def state_nudge(left: str, request: str) -> str:
+    """Said once when what a small model answered is not yet true of the project."""
+    return _text("small_state.txt").replace("{left}", left).replace("{request}",
+                                                                    request.strip())
 
 
 def act_nudge(request: str, *, run: bool = False) -> str:

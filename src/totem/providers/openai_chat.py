@@ -94,9 +94,18 @@ def to_wire(request: ModelRequest, *, options: Mapping[str, Any] | None = None) 
 
 
 def user_to_wire(message: Message) -> list[Json]:
-    """A user message as chat APIs take it (OpenAI's and Ollama's alike): its texts joined."""
+    """A user message as chat APIs take it (OpenAI's and Ollama's alike): its texts joined;
+    attached images as `image_url` parts after them."""
     texts = [p.sent for p in message.parts if isinstance(p, TextPart)]
-    return [{"role": "user", "content": "\n\n".join(texts)}] if texts else []
+    images = [i for p in message.parts if isinstance(p, TextPart) for i in p.images]
+    if not texts:
+        return []
+    if not images:
+        return [{"role": "user", "content": "\n\n".join(texts)}]
+    content: list[Json] = [{"type": "text", "text": "\n\n".join(texts)}]
+    content += [{"type": "image_url", "image_url": {"url": f"data:{i.media_type};base64,{i.data}"}}
+                for i in images]
+    return [{"role": "user", "content": content}]
 
 
 def _assistant_to_wire(message: Message, send_reasoning: bool) -> list[Json]:

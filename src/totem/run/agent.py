@@ -19,10 +19,22 @@ from totem.store.base import Store
 from totem.tools.base import AfterWrite, Tool, ToolSettings
 from totem.tools.state import SessionState
 
-__all__ = ["Agent", "CacheClock", "Preparer"]
+__all__ = ["Agent", "CacheClock", "Preparer", "Refresher", "ToolChange"]
 
 # Given the run's event sink (for the questions it asks), returns the tools it adds.
 Preparer: TypeAlias = Callable[[Callable[[Event], None]], Awaitable[list[Tool]]]
+
+
+@dataclass(frozen=True, slots=True)
+class ToolChange:
+    """Tools that went and came between two steps (an MCP server changed its list)."""
+
+    removed: frozenset[str]
+    added: list[Tool]
+
+
+# Asked before each step: the change in the tools it added, or None.
+Refresher: TypeAlias = Callable[[], Awaitable[ToolChange | None]]
 
 
 class CacheClock:
@@ -56,6 +68,7 @@ class Agent:
     # What runs before the first step, in order, each adding tools that start with a run
     # (the MCP servers', then a knowledge pack's); a sub-agent's run has none.
     preparers: list[Preparer] = field(default_factory=list)
+    refreshers: list[Refresher] = field(default_factory=list)  # their tools, between steps
     after_write: list[AfterWrite] = field(default_factory=list)  # a pack's check, say
     sampling: Sampling = field(default_factory=Sampling)  # bounds, temperature, tool mode
     cache_ttl: float | None = None  # seconds a prompt-cache entry lives; None: no cache

@@ -146,6 +146,7 @@ class AnswerCheck:
         self.copy_nudged = False
         self.act_nudges = 0
         self.absent_nudged = False
+        self.state_nudged: set[str] = set()  # the kinds of unfinished work already said
         self.must_act = False  # the next step must be a call, where the server can hold it
 
     def nudge(self, answer: str, run: list[Message], request: str) -> str | None:
@@ -178,6 +179,38 @@ class AnswerCheck:
                      and line.strip("*-.0123456789 ") in told)
         self.copy_nudged = copied * 2 >= len(" ".join(answer.split())) > 0
         return self.copy_nudged
+
+    def review(
+        self, answer: str, *, run: list[Message], request: str, told: str
+    ) -> tuple[str, str] | None:
+        """What is wrong with a small model's answer, first found first: (a notice for the
+        person, the nudge for the model), or None when nothing is."""
+        from totem.prompt.small import copied_nudge, state_nudge
+        from totem.run.request_state import file_ops_left, unresolved_check
+
+        if self.copied(answer, told):
+            return ("The answer repeats the instructions the model was given; asking it to "
+                    "answer the request.", copied_nudge(request))
+        nudge = self.nudge(answer, run, request)
+        if nudge is not None:
+            return ("The answer was not checked against the project; asking the model to "
+                    "look with tools first.", nudge)
+        absent = self.absent_nudge(answer, request)
+        if absent is not None:
+            return ("The answer is about something the project does not mention; asking the "
+                    "model to check.", absent)
+        act = self.act_nudge(run, request)
+        if act is not None:
+            return ("The request asks for a change or a command and none was made; asking "
+                    "the model to do it.", act)
+        for kind, left in (("files", file_ops_left(request, self.root)),
+                           ("check", unresolved_check(run))):
+            if left is not None and kind not in self.state_nudged:
+                self.state_nudged.add(kind)
+                self.must_act = True
+                return ("The request is not done yet; asking the model to finish it.",
+                        state_nudge(left, request))
+        return None
 
     def absent_nudge(self, answer: str, request: str) -> str | None:
         """Once per run: for a question about names the project nowhere mentions (Redis,

@@ -29,7 +29,7 @@ from totem.messages import (
 )
 from totem.providers.base import ToolSpec
 
-__all__ = ["Compactor", "Plan", "estimate", "transcript"]
+__all__ = ["Compactor", "Plan", "context_note", "estimate", "transcript"]
 
 CHARS_PER_TOKEN = 4
 IMAGE_TOKENS = 1_000
@@ -78,8 +78,9 @@ def estimate(system: str, messages: Sequence[Message], specs: Sequence[ToolSpec]
 class Plan:
     messages: list[Message]
     tokens: int
-    shortened: int = 0
+    shortened: int = 0  # tool results shortened
     cut: int = 0  # with needs_summary: messages[:cut] are to be summarized
+    dropped: int = 0  # the last resort: older messages left out of the request
     needs_summary: bool = False
 
 
@@ -108,9 +109,22 @@ def _with_summaries(history: Sequence[Message]) -> list[Message]:
     return [head, *visible[start:]]
 
 
+_ELIDED = "result elided to save context"
+
+
+def context_note(plan: Plan) -> str:
+    """'3 older tool results shortened and 2 older messages left out' (what was done)."""
+    said = []
+    if plan.shortened:
+        said.append(f"{plan.shortened} older tool result{'s' * (plan.shortened != 1)} shortened")
+    if plan.dropped:
+        said.append(f"{plan.dropped} older message{'s' * (plan.dropped != 1)} left out")
+    return " and ".join(said)
+
+
 def _shorten(part: ToolPart) -> ToolPart:
     first = next((line for line in part.output.splitlines() if line.strip()), "")[:120]
-    note = f"[{part.name} result elided to save context: {len(part.output)} chars; began: {first}]"
+    note = f"[{part.name} {_ELIDED}: {len(part.output)} chars; began: {first}]"
     return dataclasses.replace(part, output=note, images=[])
 
 
@@ -194,18 +208,26 @@ class Compactor:
     def _last_resort(
         self, messages: list[Message], *, system: str, specs: Sequence[ToolSpec], budget: int
     ) -> Plan:
+        cut_parts: set[str] = set()
+
         def cut_part(part: ToolPart) -> ToolPart:
             if len(part.output) <= LAST_RESORT_CHARS:
                 return part
+            cut_parts.add(part.call_id)
             head = part.output[:LAST_RESORT_CHARS]
             return dataclasses.replace(part, output=head + "\n[... cut to fit the window ...]")
 
         derived = [_map_tools(m, cut_part) for m in messages]
         tokens = estimate(system, derived, specs)
+        dropped = 0
         while tokens > budget and len(derived) > 1:
             derived.pop(1 if derived[0].role == "user" and len(derived) > 2 else 0)
+            dropped += 1
             tokens = estimate(system, derived, specs)
-        return Plan(derived, tokens, shortened=-1)
+        shortened = sum(1 for m in messages for p in m.parts
+                        if isinstance(p, ToolPart) and (p.call_id in cut_parts
+                                                        or _ELIDED in p.output))
+        return Plan(derived, tokens, shortened=shortened, dropped=dropped)
 
 
 def transcript(messages: Sequence[Message], *, max_chars: int) -> str:

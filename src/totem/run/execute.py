@@ -25,6 +25,7 @@ if TYPE_CHECKING:
     from pydantic import BaseModel
 
     from totem.run.agent import Agent
+    from totem.run.hands_off import HandsOff
 
 __all__ = ["ABORTED_OUTPUT", "Stop", "ToolRunner"]
 
@@ -68,6 +69,7 @@ class ToolRunner:
         self.denials = 0
         self.seen_calls: dict[str, int] = {}
         self._read_first: ReadFirst | None = None
+        self.hands_off: HandsOff | None = None  # what the request says not to change
 
     async def execute(self, message: Message, calls: list[ToolPart]) -> None:
         index = 0
@@ -144,7 +146,7 @@ class ToolRunner:
             part.images = result.images
             part.title = result.title
             self.read_first.record(tool.name, part.input or {})
-            self.finish(message, part, result.output, error=False)
+            self.finish(message, part, result.output, error=result.is_error)
 
     def _arguments(self, tool: Tool, part: ToolPart) -> BaseModel:
         """The call's validated arguments; a ToolError when they are a copy of the schema,
@@ -160,6 +162,10 @@ class ToolRunner:
             from totem.tools.small import overwrite_refusal
 
             refused = overwrite_refusal(self.agent.root, tool.name, part.input)
+            if refused is None and self.hands_off:
+                from totem.tools.read_first import changed_paths
+
+                refused = self.hands_off.refusal(changed_paths(tool.name, part.input))
         if refused is not None:
             raise ToolError(refused)
         return args
@@ -208,7 +214,8 @@ class ToolRunner:
         part.state = "error" if error else "completed"
         self.save(message, part)
         shown = output + (" [image]" * len(part.images))
-        self.emit(ToolEnd(part.call_id, part.name, shown, error, part.title))
+        diff = (part.meta or {}).get("diff", "") if not error else ""
+        self.emit(ToolEnd(part.call_id, part.name, shown, error, part.title, diff))
 
     def _check_guards(self, message: Message, part: ToolPart) -> None:
         """Three refusals in a row end the run; so does the same call with the same result

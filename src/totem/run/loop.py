@@ -21,6 +21,7 @@ from collections.abc import AsyncIterator, Callable
 
 from totem.abort import Aborted, AbortSignal
 from totem.events import (
+    AgentEvent,
     Event,
     FinishReason,
     Notice,
@@ -30,6 +31,7 @@ from totem.events import (
 )
 from totem.messages import (
     INTERRUPTED,
+    ImageBlock,
     Message,
     NoticePart,
     SummaryPart,
@@ -57,6 +59,7 @@ from totem.run.callguard import CallGuard, guard_calls
 from totem.run.compaction import (
     Compactor,
     Plan,
+    context_note,
     estimate,
     summary_instruction,
     summary_request_text,
@@ -65,7 +68,7 @@ from totem.run.compaction import (
 from totem.run.execute import ABORTED_OUTPUT, Stop, ToolRunner
 from totem.run.recorder import StepRecorder
 from totem.run.textcalls import params_of, parse_text_tool_calls
-from totem.tools.base import tool_spec
+from totem.tools.base import is_offered, tool_spec
 from totem.tools.read_first import CHANGING_TOOLS
 
 __all__ = ["Agent", "Run", "run_events"]
@@ -85,6 +88,12 @@ REPEAT_NOTE = (
 )
 
 
+def _change_notice(*, new: set[str] | frozenset[str], gone: set[str] | frozenset[str]) -> str:
+    parts = [f"{label}: {', '.join(sorted(names))}"
+             for label, names in (("new", new), ("gone", gone)) if names]
+    return f"The tools changed ({'; '.join(parts)})." if parts else "The tools changed."
+
+
 class Run:
     def __init__(
         self,
@@ -98,14 +107,14 @@ class Run:
     ) -> None:
         self.agent = agent
         self.session_id = session_id
-        self.emit = emit
+        self._emit = emit
         # Where questions go: this run's own stream; a sub-agent's are asked in the
         # session's stream (`asks`), unwrapped, and answered as usual.
         self.asks = asks if asks is not None else emit
         self.abort = abort
         self.nested = nested
         self.history = agent.store.messages(session_id)
-        self.runner = ToolRunner(agent, session_id, emit=emit, abort=abort, save=self._save,
+        self.runner = ToolRunner(agent, session_id, emit=self.emit, abort=abort, save=self._save,
                                  asks=self.asks)
         self.tools = self.runner.tools
         self.specs = agent.specs or [tool_spec(t) for t in agent.tools]
@@ -117,20 +126,31 @@ class Run:
             window=agent.context_window,
             reserve=agent.sampling.max_tokens or agent.profile.max_output or 4_096,
         )
-        self.shortened_shown = 0
+        self.shortened_shown = (0, 0)  # the (shortened, dropped) last told
         self.cost: float | None = None
         self.answers = AnswerCheck(agent.root, self.tools)
         self.first = len(self.history)  # where this run's messages start
         self.dropped_note = ""  # for the model, after the step's calls ran
 
+    def emit(self, event: Event) -> None:
+        """Pass `event` on; a sub-agent's end adds its tokens and cost to this run's."""
+        if isinstance(event, AgentEvent) and isinstance(event.event, RunFinished):
+            self.usage.add(event.event.usage)
+            if event.event.cost is not None:
+                self.cost = (self.cost or 0.0) + event.event.cost
+        self._emit(event)
+
     # the run ------------------------------------------------------------------------------
 
-    async def __call__(self, text: str, *, model_text: str | None = None) -> RunFinished:
+    async def __call__(
+        self, text: str, *, model_text: str | None = None, images: list[ImageBlock] | None = None
+    ) -> RunFinished:
         user = self._add_message("user")
-        self._append_part(user, TextPart(text, model_text=model_text))
+        self._append_part(user, TextPart(text, model_text=model_text, images=list(images or [])))
         self.emit(RunStarted(self.session_id, user.id, self.agent.label))
         try:
             await self._prepare()
+            self._keep_hands_off()
             await self._read_ahead()
             reason, detail = await self._loop()
         except (Aborted, asyncio.CancelledError):
@@ -156,7 +176,33 @@ class Run:
             for tool in await prepare(self.asks):
                 if tool.name not in self.tools:
                     self.tools[tool.name] = tool
-                    self.specs = [*self.specs, tool_spec(tool)]
+                    if is_offered(tool):
+                        self.specs = [*self.specs, tool_spec(tool)]
+
+    async def _refresh(self) -> None:
+        """Tools that changed since the last step (a server's new list) replace the old."""
+        if self.nested:
+            return
+        for refresh in self.agent.refreshers:
+            change = await refresh()
+            if change is None:
+                continue
+            for name in change.removed:
+                self.tools.pop(name, None)
+            self.tools.update({tool.name: tool for tool in change.added})
+            shown = {s.name for s in self.specs} & change.removed
+            offered = [tool for tool in change.added if is_offered(tool)]
+            now = {tool.name for tool in offered}
+            self.specs = [*(s for s in self.specs if s.name not in change.removed | now),
+                          *(tool_spec(tool) for tool in offered)]
+            self.emit(Notice(_change_notice(new=now - shown, gone=shown - now)))
+
+    def _keep_hands_off(self) -> None:
+        """A small model is refused changes of the files the request says to leave alone."""
+        if self.agent.profile.small:
+            from totem.run.hands_off import hands_off
+
+            self.runner.hands_off = hands_off(self._request_text())
 
     async def _read_ahead(self) -> None:
         """For a small model, list the project and read the files the request most likely
@@ -202,6 +248,7 @@ class Run:
         while True:
             if self.steps >= self.agent.max_steps or self.rounds >= self.agent.max_rounds:
                 return await self._closing("step_limit", LIMIT_NOTE)
+            await self._refresh()
             self.steps += 1
             message, calls = await self._query(self.specs)
             if not calls:
@@ -209,6 +256,8 @@ class Run:
                     continuations += 1
                     self._synthetic_user("Continue.")
                     continue
+                if message.finish == "length":
+                    return self._truncated(message, continuations)
                 if self.agent.profile.small:
                     verdict = self._check_answer(message)
                     if verdict is None:
@@ -227,34 +276,17 @@ class Run:
                 return stop.reason, stop.detail
 
     def _check_answer(self, message: Message) -> tuple[FinishReason, str] | None:
-        """A small model's answer: None after a nudge to look (once per run); a distinct
-        outcome when it claims a change the session did not make; else finished."""
+        """A small model's answer: None after a nudge (what is wrong with it, said to the
+        model as a user message); a distinct outcome when it claims a change the session
+        did not make; else finished."""
         answer = message.text()
         told = "\n".join([self.agent.system, *(s.description for s in self.specs)])
-        if self.answers.copied(answer, told):
-            from totem.prompt.small import copied_nudge
-
-            self.emit(Notice("The answer repeats the instructions the model was given; asking "
-                             "it to answer the request."))
-            self._synthetic_user(copied_nudge(self._request_text()))
-            return None
-        nudge = self.answers.nudge(answer, self.history[self.first:], self._request_text())
-        if nudge is not None:
-            self.emit(Notice("The answer was not checked against the project; asking the "
-                             "model to look with tools first."))
+        review = self.answers.review(answer, run=self.history[self.first:],
+                                     request=self._request_text(), told=told)
+        if review is not None:
+            notice, nudge = review
+            self.emit(Notice(notice))
             self._synthetic_user(nudge)
-            return None
-        absent = self.answers.absent_nudge(answer, self._request_text())
-        if absent is not None:
-            self.emit(Notice("The answer is about something the project does not mention; "
-                             "asking the model to check."))
-            self._synthetic_user(absent)
-            return None
-        act = self.answers.act_nudge(self.history[self.first:], self._request_text())
-        if act is not None:
-            self.emit(Notice("The request asks for a change or a command and none was made; "
-                             "asking the model to do it."))
-            self._synthetic_user(act)
             return None
         if self.answers.unbacked_claim(answer, self.history):
             detail = ("The answer says something was changed, but no change was made in this "
@@ -263,6 +295,14 @@ class Run:
             self._note(message, detail, "warning")
             return "unverified", detail
         return "finished", ""
+
+    def _truncated(self, message: Message, continuations: int) -> tuple[FinishReason, str]:
+        """The answer still hit the output limit after asking it to continue: say so."""
+        detail = (f"The answer is still cut at the model's output limit after {continuations} "
+                  "requests to continue; it is incomplete.")
+        self.emit(Notice(detail, "warning"))
+        self._note(message, detail, "warning")
+        return "truncated", detail
 
     async def _closing(self, reason: FinishReason, note: str) -> tuple[FinishReason, str]:
         """A limit was reached while the model wanted tools: one last call without tools."""
@@ -306,10 +346,11 @@ class Run:
             plan = self.compactor.plan(self.history, system=self.agent.system, specs=specs)
             if plan.needs_summary:  # one summary per request; then cut what remains
                 plan = self.compactor.last_resort(plan, system=self.agent.system, specs=specs)
-        if plan.shortened and plan.shortened != self.shortened_shown:
-            self.shortened_shown = plan.shortened
-            self.emit(Notice(f"Context: {plan.shortened} older tool results shortened to fit "
-                             "the model's window (the stored history is unchanged)."))
+        said = (plan.shortened, plan.dropped)
+        if any(said) and said != self.shortened_shown:
+            self.shortened_shown = said
+            self.emit(Notice(f"Context: {context_note(plan)} to fit the model's window (the "
+                             "stored history is unchanged)."))
         return plan.messages
 
     async def _summarize(self, plan: Plan) -> None:
@@ -620,11 +661,12 @@ async def run_events(
     *,
     abort: AbortSignal,
     model_text: str | None = None,
+    images: list[ImageBlock] | None = None,
 ) -> AsyncIterator[Event]:
     """Run in a task of its own; yield its events; an abort cancels what is in progress."""
     queue: asyncio.Queue[Event | None] = asyncio.Queue()
     run = Run(agent, session_id, emit=queue.put_nowait, abort=abort)
-    task = asyncio.create_task(run(text, model_text=model_text))
+    task = asyncio.create_task(run(text, model_text=model_text, images=images))
     task.add_done_callback(lambda _: queue.put_nowait(None))
 
     async def cancel_on_abort() -> None:

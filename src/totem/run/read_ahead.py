@@ -28,6 +28,7 @@ __all__ = ["AheadCall", "absent_names", "budget_for", "calls_ahead", "named_term
 MAX_FILES_SCANNED = 2_000  # a bigger project gets its listing and the files it names only
 MAX_FILE_BYTES = 512_000  # a bigger file is not read ahead; the model reads what it needs
 MAX_FILES_READ = 8
+MAX_FILES_LISTED = 60
 MIN_BUDGET = 2_000
 MAX_BUDGET = 16_000
 UNKNOWN_WINDOW_BUDGET = 8_000
@@ -248,7 +249,10 @@ def calls_ahead(
     files, many = _text_files(root)
     if not files:
         return []
-    listing = AheadCall("glob", {"pattern": "**/*"})
+    # every file of a small project; the top folder of a bigger one (a glob would show a
+    # hundred files picked by age)
+    small = not many and len(files) <= MAX_FILES_LISTED
+    listing = AheadCall("glob", {"pattern": "**/*"}) if small else AheadCall("read", {"path": "."})
     chosen = _named(files, request) if many else _chosen(files, request, budget=budget)
     reads = [_read(f, budget=budget) for f in chosen]
     return [listing, *reads, *_searches(files, request, question=question)]

@@ -45,7 +45,7 @@ class StepRecorder:
         self.message = message
         self.store = store
         self.emit = emit
-        self.splitter = InlineThinkSplitter() if thinks_inline else None
+        self.splitter = InlineThinkSplitter(known=thinks_inline)
         self.tools: dict[int, ToolPart] = {}
         self.finish = "stop"
         self.usage = Usage()

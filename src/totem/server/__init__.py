@@ -1,7 +1,8 @@
 """`totem serve`: the web UI, a thin layer over the session service.
 
-Only `totem serve` imports this package. The HTTP layer is the standard library's asyncio
-(`http.py`); the page is static files (`static/`), no build step, nothing from a CDN.
+Only `totem serve` imports this package. The application is Starlette (`app.py`), served by
+uvicorn in the caller's event loop, where the runs happen too; the page is static files
+(`static/`), no build step, nothing from a CDN.
 
     await serve(Path.cwd(), host="127.0.0.1", port=0, on_ready=print)
 """
@@ -9,6 +10,8 @@ Only `totem serve` imports this package. The HTTP layer is the standard library'
 from __future__ import annotations
 
 import asyncio
+import logging
+import socket
 from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -16,6 +19,7 @@ from typing import TYPE_CHECKING
 from totem.server.security import is_loopback
 
 if TYPE_CHECKING:
+    from totem.server.limits import Limits
     from totem.session.service import SessionService
     from totem.store.base import Store
 
@@ -30,6 +34,23 @@ def page_url(host: str, port: int, token: str) -> str:
     return f"http://{shown}:{port}/?token={token}"
 
 
+def listening_socket(host: str, port: int) -> socket.socket:
+    """The listening socket (OSError when the address is taken or not ours)."""
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    # IPPROTO_TCP named: asyncio sets TCP_NODELAY only on sockets that say so, and without
+    # it each answer after the first on a connection waits ~40 ms for a delayed ACK
+    sock = socket.socket(family, socket.SOCK_STREAM, socket.IPPROTO_TCP)
+    try:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        sock.bind((host.strip("[]") or "0.0.0.0", port))
+        sock.listen(512)
+        sock.setblocking(False)
+    except BaseException:
+        sock.close()
+        raise
+    return sock
+
+
 async def serve(
     root: Path,
     *,
@@ -40,37 +61,44 @@ async def serve(
     stop: asyncio.Event | None = None,
     store: Store | None = None,
     make_service: Callable[[], SessionService] | None = None,
+    limits: Limits | None = None,
 ) -> None:
     """Serve the project at `root` until `stop` is set (forever when None)."""
-    from totem.server.app import App
-    from totem.server.http import HttpServer
-    from totem.server.security import SECURITY_HEADERS, Guard, new_token
-    from totem.server.state import ServerState
+    import uvicorn
 
-    if store is None:
-        from totem.session.service import default_store
+    from totem.server.app import create_app
+    from totem.server.limits import Limits
+    from totem.server.protocol import with_header_timeout
+    from totem.server.token import stable_token
 
-        store = default_store()
-    state = ServerState(root, store, make_service=make_service)
-    guard = Guard(token or new_token(), host, port)
-    app = App(state, guard)
-    server = HttpServer(app.api, front=app.front, base_headers=SECURITY_HEADERS)
+    limits = limits or Limits()
+    sock = listening_socket(host, port)
+    bound = int(sock.getsockname()[1])
+    token = token or stable_token()
+    app = create_app(root, store=store, token=token, host=host, port=bound, limits=limits,
+                     make_service=make_service)
+    for name in ("uvicorn", "uvicorn.error", "uvicorn.access"):
+        logging.getLogger(name).setLevel(logging.ERROR)  # no request lines (no tokens) logged
+    config = uvicorn.Config(
+        app, http=with_header_timeout(limits.header_timeout), ws="none", lifespan="on",
+        log_config=None,
+        access_log=False, server_header=False, date_header=False,
+        timeout_keep_alive=limits.keep_alive, limit_concurrency=limits.max_connections,
+        h11_max_incomplete_event_size=limits.max_header_bytes, timeout_graceful_shutdown=5,
+    )
+    config.load()
+    server = uvicorn.Server(config)
+    server.lifespan = config.lifespan_class(config)  # what Server.serve sets before startup
     try:
-        await server.start(host, port)
-    except BaseException:
-        store.close()
-        raise
-    guard.port = server.port
-    if on_ready is not None:
-        on_ready(page_url(host, server.port, guard.token))
-    warming = asyncio.get_running_loop().run_in_executor(None, _warm)
-    try:
+        await server.startup(sockets=[sock])
+        if on_ready is not None:
+            on_ready(page_url(host, bound, token))
+        warming = asyncio.get_running_loop().run_in_executor(None, _warm)
         await (stop or asyncio.Event()).wait()
         await warming
     finally:
-        await server.stop()
-        await state.aclose()
-        store.close()
+        app.state.totem.close_streams()
+        await server.shutdown(sockets=[sock])
 
 
 def _warm() -> None:

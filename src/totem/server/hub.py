@@ -87,6 +87,11 @@ class Hub:
         self._changed = asyncio.Event()
         return event_id
 
+    def wake(self) -> None:
+        """Wake every watcher (the server stops: they see `until` set and end)."""
+        self._changed.set()
+        self._changed = asyncio.Event()
+
     def _new_log(self) -> None:
         """A run starts: keep only the previous run's events (a slow watcher may need them)."""
         keep = bisect.bisect_right(self.ids, self.run_start)
@@ -101,13 +106,16 @@ class Hub:
             return None
         return {"after": self.run_start, "model": self.model}
 
-    async def watch(self, after: int) -> AsyncGenerator[bytes, None]:
-        """The events after `after`, then each new one as it comes, forever."""
+    async def watch(
+        self, after: int, *, until: asyncio.Event | None = None
+    ) -> AsyncGenerator[bytes, None]:
+        """The events after `after`, then each new one as it comes, until `until` is set
+        (the server stops; `wake` then ends the wait)."""
         if after > self.last_id or after < self.dropped_until:
             yield sse(None, {"type": "resync"})  # this log cannot continue that stream
             after = self.last_id
         yield b"retry: 1000\n\n"
-        while True:
+        while until is None or not until.is_set():
             changed = self._changed
             start = bisect.bisect_right(self.ids, after)
             if start < len(self.ids):
@@ -117,11 +125,35 @@ class Hub:
                 yield batch
                 continue
             try:
-                await asyncio.wait_for(changed.wait(), HEARTBEAT)
+                async with asyncio.timeout(HEARTBEAT):
+                    await changed.wait()
             except TimeoutError:
                 yield b": ping\n\n"
 
     # runs ---------------------------------------------------------------------------------
+
+    def compact(self, *, model: str | None, generation: int) -> None:
+        """`/compact` from the page: summarize the older turns now, as a run of its own."""
+        service = self._ready_service(generation)
+        self._new_log()
+        self.cut = count_messages(service.store, self.session_id)
+        self.abort = AbortSignal()
+        self.model = model or ""
+        self.append({"type": "user", "text": "/compact", "model": model or "", "agent": ""})
+        self.task = asyncio.get_running_loop().create_task(self._drive_compact(service))
+
+    async def _drive_compact(self, service: SessionService) -> None:
+        assert self.abort is not None
+        try:
+            session = service.open(session_id=self.session_id)
+            for event in await service.compact(session, abort=self.abort):
+                self._record(event, "")
+            end = {"reason": "finished", "detail": ""}
+        except Exception as exc:  # shown to the person; the server goes on
+            log.exception("compaction failed")
+            end = {"reason": "error", "detail": f"Compacting failed: {type(exc).__name__}: {exc}"}
+        self.append({"type": "run_finished", **end, "steps": 0, "usage": None})
+        self.cut = None
 
     def _ready_service(self, generation: int) -> SessionService:
         if self.service is None or self.generation != generation:
@@ -223,3 +255,4 @@ class Hub:
         if self.service is not None:
             await self.service.aclose()
             self.service = None
+

@@ -3,9 +3,11 @@
 - Every request carries the token: in the cookie the first visit sets (from `/?token=...`,
   the URL the server prints, as Jupyter does), or as `Authorization: Bearer TOKEN`.
 - On a loopback address the `Host` header must name the server (no DNS rebinding).
-- A request that changes something, and the event stream, are refused when their `Origin`
-  is another site's (or `Sec-Fetch-Site` says cross-site). A client without a browser sends
-  no Origin; it still needs the token.
+- A request whose `Origin` is another site's is refused, whatever its route or method; so is
+  one that `Sec-Fetch-Site` says is cross-site, unless it is a plain navigation to the page.
+  A client without a browser sends no Origin; it still needs the token.
+
+These checks read only the request's head: they run before any of its body is read.
 """
 
 from __future__ import annotations
@@ -13,18 +15,17 @@ from __future__ import annotations
 import hmac
 import ipaddress
 import secrets
+from collections.abc import Mapping
 from dataclasses import dataclass
+from http.cookies import SimpleCookie
 
-from totem.server.http import Request
+__all__ = ["Guard", "Head", "SECURITY_HEADERS", "is_loopback", "new_token"]
 
-__all__ = ["Guard", "SECURITY_HEADERS", "is_loopback", "new_token"]
-
+CSP = ("default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; "
+       "connect-src 'self'; font-src 'self'; base-uri 'none'; form-action 'self'; "
+       "frame-ancestors 'none'")
 SECURITY_HEADERS = {
-    "Content-Security-Policy": (
-        "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; "
-        "connect-src 'self'; font-src 'self'; base-uri 'none'; form-action 'self'; "
-        "frame-ancestors 'none'"
-    ),
+    "Content-Security-Policy": CSP,
     "X-Content-Type-Options": "nosniff",
     "X-Frame-Options": "DENY",
     "Referrer-Policy": "no-referrer",
@@ -47,65 +48,85 @@ def is_loopback(host: str) -> bool:
         return False
 
 
+@dataclass(frozen=True, slots=True)
+class Head:
+    """What the checks read of a request: its method, path, headers (lower-case names),
+    query, and the port it came in on."""
+
+    method: str
+    path: str
+    headers: Mapping[str, str]
+    query: Mapping[str, str]
+    port: int
+
+    def cookie(self, name: str) -> str | None:
+        jar: SimpleCookie = SimpleCookie()
+        try:
+            jar.load(self.headers.get("cookie", ""))
+        except Exception:  # a malformed cookie header is no token
+            return None
+        morsel = jar.get(name)
+        return morsel.value if morsel is not None else None
+
+
 @dataclass(slots=True)
 class Guard:
     token: str
     host: str
-    port: int
+    port: int = 0  # 0: the port each request came in on
 
-    @property
-    def cookie_name(self) -> str:
-        return f"totem_token_{self.port}"  # cookies ignore ports: one name per server
+    def cookie_name(self, port: int) -> str:
+        return f"totem_token_{port}"  # cookies ignore ports: one name per server
 
-    def cookie(self) -> str:
-        return (f"{self.cookie_name}={self.token}; Path=/; HttpOnly; SameSite=Strict; "
+    def cookie(self, port: int) -> str:
+        return (f"{self.cookie_name(port)}={self.token}; Path=/; HttpOnly; SameSite=Strict; "
                 "Max-Age=2592000")
 
-    def _matches(self, given: str | None) -> bool:
+    def matches(self, given: str | None) -> bool:
         return bool(given) and hmac.compare_digest(str(given).encode(), self.token.encode())
 
-    def token_in_query(self, request: Request) -> bool:
-        return self._matches(request.query.get("token"))
+    def token_in_query(self, head: Head) -> bool:
+        return self.matches(head.query.get("token"))
 
-    def authorized(self, request: Request) -> bool:
-        if self._matches(request.cookie(self.cookie_name)):
+    def authorized(self, head: Head) -> bool:
+        if self.matches(head.cookie(self.cookie_name(head.port))):
             return True
-        auth = request.headers.get("authorization", "")
-        if auth.lower().startswith("bearer ") and self._matches(auth[7:].strip()):
+        auth = head.headers.get("authorization", "")
+        if auth.lower().startswith("bearer ") and self.matches(auth[7:].strip()):
             return True
-        return self.token_in_query(request)
+        return self.token_in_query(head)
 
-    def allowed_hosts(self) -> set[str]:
+    def allowed_hosts(self, port: int) -> set[str]:
         names = {"127.0.0.1", "localhost", "[::1]"}
         if not is_loopback(self.host):
             names.add(f"[{self.host}]" if ":" in self.host else self.host)
-        return {f"{name}:{self.port}" for name in names}
+        return {f"{name}:{port}" for name in names}
 
-    def host_ok(self, request: Request) -> bool:
+    def host_ok(self, head: Head) -> bool:
         """The Host header names this server (checked on loopback binds; a server bound to
         another address is reached by names it cannot know, and relies on the token)."""
         if not is_loopback(self.host):
             return True
-        return request.headers.get("host", "").lower() in self.allowed_hosts()
+        return head.headers.get("host", "").lower() in self.allowed_hosts(head.port)
 
-    def origin_ok(self, request: Request, *, stream: bool = False) -> bool:
-        """False for a request that changes something (or the event stream) sent by a page
-        of another site."""
-        if request.method in _SAFE_METHODS and not stream:
-            return True
-        if request.headers.get("sec-fetch-site", "") == "cross-site":
+    def origin_ok(self, head: Head) -> bool:
+        """False for a request sent by a page of another site, on any route."""
+        site = head.headers.get("sec-fetch-site", "")
+        navigation = head.method in _SAFE_METHODS and head.headers.get("sec-fetch-mode") == \
+            "navigate" and head.path == "/"
+        if site == "cross-site" and not navigation:
             return False
-        origin = request.headers.get("origin")
+        origin = head.headers.get("origin")
         if origin is None:
             return True
-        return origin.lower() == f"http://{request.headers.get('host', '').lower()}"
+        return origin.lower() == f"http://{head.headers.get('host', '').lower()}"
 
-    def refusal(self, request: Request, *, stream: bool = False) -> str | None:
+    def refusal(self, head: Head) -> str | None:
         """Why the request is refused, or None when it may go on."""
-        if not self.host_ok(request):
+        if not self.host_ok(head):
             return "unknown host"
-        if not self.authorized(request):
-            return "missing or wrong token"
-        if not self.origin_ok(request, stream=stream):
+        if not self.origin_ok(head):
             return "foreign origin"
+        if not self.authorized(head):
+            return "missing or wrong token"
         return None

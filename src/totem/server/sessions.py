@@ -16,7 +16,7 @@ import time
 from dataclasses import asdict
 from typing import Any
 
-from totem.messages import Message, SummaryPart, ToolPart, new_id, part_to_dict
+from totem.messages import Message, SummaryPart, TextPart, ToolPart, new_id, part_to_dict
 from totem.policy.redact import Redactor
 from totem.store.base import SessionInfo, Store
 
@@ -68,7 +68,7 @@ def session_list(store: Store, project: str, *, limit: int = 200) -> list[dict[s
 
 def _part_json(part: Any) -> dict[str, Any]:
     data = part_to_dict(part)
-    if isinstance(part, ToolPart):
+    if isinstance(part, ToolPart | TextPart):
         data["images"] = len(part.images)  # the page shows "[image]", not the data
     return data
 

@@ -4,11 +4,12 @@ models each provider lists."""
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from totem.messages import Usage
+from totem.messages import Message, ToolPart, Usage
 from totem.server.hub import Hub
 from totem.server.sessions import (
     count_messages,
@@ -17,6 +18,7 @@ from totem.server.sessions import (
     info_json,
     messages_json,
     session_list,
+    thread_ids,
 )
 from totem.server.settings import ModelCache
 from totem.settings.config import Config, ConfigError, load_config
@@ -37,6 +39,7 @@ class ServerState:
         self.project = str(self.root)
         self.store = store
         self.hubs: dict[str, Hub] = {}
+        self.closing = asyncio.Event()  # set when the server stops: event streams end
         self.generation = 0
         self.models = ModelCache()
         self._make_service = make_service
@@ -137,12 +140,42 @@ class ServerState:
         remember(self.root)
         self.settings_changed()
 
-    def session_list(self) -> list[dict[str, Any]]:
+    def session_list(self, query: str = "") -> list[dict[str, Any]]:
+        """The project's sessions, those holding every word of `query` when it has some."""
         running = {sid for sid, hub in self.hubs.items() if hub.running}
-        listed = session_list(self.store, self.project)
+        if query.split():
+            from totem.server.session_admin import search
+
+            threads = thread_ids(self.store, self.project)
+            listed = [info_json(s) for s in search(
+                self.store, self.project, query.split()) if s.id not in threads]
+        else:
+            listed = session_list(self.store, self.project)
         for item in listed:
             item["running"] = item["id"] in running
         return listed
+
+    def rename(self, session_id: str, title: str) -> dict[str, Any] | None:
+        if self._session(session_id) is None:
+            return None
+        self.store.set_title(session_id, title[:200])
+        found = self._session(session_id)
+        return info_json(found) if found is not None else None
+
+    def delete(self, session_id: str) -> str | None:
+        """Delete the session (not while it runs); what went wrong, or None."""
+        from totem.server.session_admin import delete
+
+        if self._session(session_id) is None:
+            return "no such session in this project"
+        hub = self.hubs.get(session_id)
+        if hub is not None and hub.running:
+            return "stop the run before deleting the session"
+        delete(self.store, session_id, threads=thread_ids(self.store, self.project))
+        gone = self.hubs.pop(session_id, None)
+        if gone is not None:
+            asyncio.get_running_loop().create_task(gone.aclose())
+        return None
 
     def new_session(self, model: str) -> dict[str, Any]:
         label = model or self.config().model or ""
@@ -155,7 +188,7 @@ class ServerState:
         messages = self.store.messages(hub.session_id)
         usage, spent = Usage(), 0.0
         known = True
-        for message in messages:
+        for message in [*messages, *self._thread_messages(messages)]:
             usage.add(message.usage)
             if message.role == "assistant" and message.model:
                 one = self.cost(message.model, _usage_dict(message.usage))
@@ -165,7 +198,7 @@ class ServerState:
         if live is not None and hub.cut is not None:
             messages = messages[: hub.cut]
             usage, spent, known = Usage(), 0.0, known  # the log's steps add the run's usage
-            for message in messages:
+            for message in [*messages, *self._thread_messages(messages)]:
                 usage.add(message.usage)
         return {
             "session": info_json(info),
@@ -176,6 +209,12 @@ class ServerState:
             "cost": spent if known and live is None else None,
             "children": self._children(hub.session_id),
         }
+
+    def _thread_messages(self, messages: list[Message]) -> list[Message]:
+        """The messages of the sub-agents that the task calls of `messages` started."""
+        threads = [p.meta["session_id"] for m in messages for p in m.parts
+                   if isinstance(p, ToolPart) and p.meta and p.meta.get("session_id")]
+        return [m for t in threads for m in self.store.messages(t)]
 
     def _children(self, session_id: str) -> list[dict[str, Any]]:
         return [info_json(s) for s in self.store.list_sessions(self.project, limit=500)
@@ -263,6 +302,12 @@ class ServerState:
             return False, str(exc)
         self.settings_changed()
         return True, message
+
+    def close_streams(self) -> None:
+        """The server stops: every event stream ends now."""
+        self.closing.set()
+        for hub in self.hubs.values():
+            hub.wake()
 
     async def aclose(self) -> None:
         for hub in list(self.hubs.values()):

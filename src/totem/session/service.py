@@ -17,6 +17,7 @@ from totem.abort import AbortSignal
 from totem.events import Event
 from totem.knowledge import conventions_hook
 from totem.knowledge.session import ProjectKnowledge
+from totem.messages import ImageBlock, Message, ToolPart
 from totem.policy.permission import Mode, PermissionService, Reply
 from totem.policy.questions import QuestionService
 from totem.policy.redact import Redactor
@@ -30,7 +31,7 @@ from totem.session.toolset import Toolset
 from totem.settings.config import Config, ConfigError, ProviderConfig, load_config
 from totem.store.base import SessionInfo, Store
 from totem.store.location import open_store
-from totem.tools.base import Tool
+from totem.tools.base import Tool, ToolContext
 from totem.tools.state import SessionState
 
 if TYPE_CHECKING:
@@ -220,10 +221,11 @@ class SessionService:
             state=self.state,
             price=info.price,
             cache_ttl=_cache_ttl(self.config.providers.get(label.partition("/")[0])),
-            after_write=[conventions_hook(lambda: self.config.knowledge)],
+            after_write=[conventions_hook(lambda: self.config.knowledge), _python_check],
         )
         if self.toolset.mcp_config is not None:
             agent.preparers.append(functools.partial(self.toolset.mcp_tools, agent))
+            agent.refreshers.append(self.toolset.mcp_changes)
         self._current = agent
         return agent
 
@@ -303,10 +305,24 @@ class SessionService:
         )
 
     def agent_for_subagent(self, spec: str) -> Agent:
+        """The agent of a sub-agent's own model; ConfigError when no provider has it (the
+        runner then uses the conversation's model and says so)."""
+        self._check_named_provider(spec)
         current = self._current
         made = self.agent(spec)
         self._current = current  # building a sub-agent's model does not change the run's
         return made
+
+    def _check_named_provider(self, spec: str) -> None:
+        """A model named with a provider prefix that is not configured is not sent to the
+        only provider as a model name, unless that provider lists it under `models:`."""
+        name, slash, _ = spec.partition("/")
+        if self._provider is not None or not slash or name in self.config.providers:
+            return
+        if any(spec in p.models for p in self.config.providers.values()):
+            return
+        known = ", ".join(sorted(self.config.providers)) or "none"
+        raise ConfigError(f"no provider named '{name}' is configured (providers: {known})")
 
     def run(
         self,
@@ -317,8 +333,13 @@ class SessionService:
         model: str | None = None,
         max_steps: int | None = None,
         agent_name: str | None = None,
+        images: list[Path] | None = None,
     ) -> AsyncIterator[Event]:
+        """A run of `text`; the model gets a project command's prompt for `/name`, the text
+        with MCP resources attached for `@server:uri`, a server's prompt for
+        `/server:prompt` (session/mcp_input.py)."""
         from totem.session.commands import expand, load_commands
+        from totem.session.mcp_input import mentions_servers, with_mcp_input
 
         definition = None
         if agent_name:
@@ -332,19 +353,53 @@ class SessionService:
             agent = self._as_agent(agent, definition)
         if max_steps is not None:
             agent.max_steps = max_steps
+        blocks = self._images(agent, [*(images or []), *self._mentioned_images(text)])
         if not session.title:
             session.title = text.strip().splitlines()[0][:80] if text.strip() else ""
             self.store.set_title(session.id, session.title)
         expansion = expand(text, load_commands(self.root)) if text.startswith("/") else None
         model_text = expansion.model_text if expansion is not None else None
+        if "@" in text:
+            from totem.session.mentions import with_mentions
+
+            model_text = with_mentions(model_text or text, self.root, redact=self._redact) \
+                or model_text
         self._warn_about_tools(agent)
         if self._knowledge_for(agent):  # the pages of earlier searches; a new one before step 1
             prompt = text if expansion is None else None
             base, agent.system = agent.system, agent.system + self.knowledge.pages_section()
             agent.preparers = [*agent.preparers, functools.partial(
                 self._before_first_step, agent, base, prompt, session.id)]
-        events = run_events(agent, session.id, text, abort=abort, model_text=model_text)
+        from totem.session.undo import track_changes
+
+        def start(given: str | None) -> AsyncIterator[Event]:
+            return run_events(agent, session.id, text, abort=abort, model_text=given,
+                              images=blocks)
+
+        events = start(model_text)
+        if expansion is None and mentions_servers(self.toolset, text):
+            # MCP resources and prompts expand the text the model gets (with any @path)
+            events = with_mcp_input(self.toolset, agent, model_text or text,
+                                    lambda given: start(given or model_text))
+        events = track_changes(events, store=self.store, session_id=session.id)
         return self._with_notices(events)
+
+    def _mentioned_images(self, text: str) -> list[Path]:
+        if "@" not in text:
+            return []
+        from totem.session.mentions import mentioned_images
+
+        return mentioned_images(text, self.root)
+
+    def _images(self, agent: Agent, paths: list[Path]) -> list[ImageBlock]:
+        """The attached images, read; ConfigError for a model that does not take them."""
+        if not paths:
+            return []
+        from totem.session.attachments import check_vision, load_image
+
+        blocks = [load_image(path) for path in paths]
+        check_vision(agent.label, agent.profile.vision)
+        return blocks
 
     async def _before_first_step(
         self, agent: Agent, base: str, prompt: str | None, session_id: str,
@@ -391,6 +446,10 @@ class SessionService:
                 for text in pending:
                     yield Notice(text, "warning")
 
+    def context_window(self) -> int | None:
+        """Tokens the current model's window holds, when known."""
+        return self._current.context_window if self._current is not None else None
+
     def session_cost(self, session: SessionInfo) -> float | None:
         """USD spent in the session so far, at the current model's prices."""
         from totem.providers.catalog.catalogue import cost
@@ -399,9 +458,16 @@ class SessionService:
         if agent is None or agent.price is None:
             return None
         total = 0.0
-        for message in self.store.messages(session.id):
+        for message in self._with_threads(session.id):
             total += cost(message.usage, agent.price) or 0.0
         return total
+
+    def _with_threads(self, session_id: str) -> list[Message]:
+        """The session's messages, then those of the sub-agents its task calls started."""
+        messages = self.store.messages(session_id)
+        threads = [p.meta["session_id"] for m in messages for p in m.parts
+                   if isinstance(p, ToolPart) and p.meta and p.meta.get("session_id")]
+        return messages + [m for t in threads for m in self.store.messages(t)]
 
     async def compact(self, session: SessionInfo, *, abort: AbortSignal) -> list[Event]:
         """Summarize the session's older turns now (the chat's /compact)."""
@@ -442,3 +508,10 @@ class SessionService:
         for provider in self._providers.values():
             await provider.aclose()
         self._providers.clear()
+
+
+def _python_check(ctx: ToolContext, path: Path) -> str:
+    """tools/python_check, imported when a file is first written (not at start-up)."""
+    from totem.tools.python_check import python_check
+
+    return python_check(ctx, path)

@@ -27,7 +27,7 @@ if TYPE_CHECKING:
     from totem.mcp.manager import McpManager
     from totem.policy.permission import PermissionService
     from totem.policy.questions import QuestionService
-    from totem.run.agent import Agent
+    from totem.run.agent import Agent, ToolChange
     from totem.run.subagents import SubagentRunner
     from totem.session.integrations import ToolState
     from totem.settings.config import Config
@@ -113,10 +113,23 @@ class Toolset:
                 questions=self.questions,
                 sampler=ProviderSampler(agent.provider, agent.model, label=agent.label),
                 context_window=agent.context_window,
+                schema_budget=self.config.tools.mcp_schema_budget,
             )
         self.mcp.attach(asks)
         await self.mcp.start()
         return self.mcp.tools
+
+    async def mcp_changes(self) -> ToolChange | None:
+        """Between steps: the MCP tools again, when a server changed its list, came back
+        with other tools, or was disabled."""
+        if self.mcp is None:
+            return None
+        before = frozenset(t.name for t in self.mcp.tools)
+        if not await self.mcp.refresh():
+            return None
+        from totem.run.agent import ToolChange
+
+        return ToolChange(removed=before, added=list(self.mcp.tools))
 
     async def aclose(self) -> None:
         if self.mcp is not None:

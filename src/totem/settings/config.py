@@ -188,6 +188,8 @@ def _tool_settings(spec: dict[str, Any]) -> ToolSettings:
         settings.websearch_url = str(websearch["url"])
     if "output_limit" in spec:
         settings.output_limit = int(spec["output_limit"])
+    if "mcp_schema_budget" in spec:
+        settings.mcp_schema_budget = max(0, int(spec["mcp_schema_budget"]))
     return settings
 
 

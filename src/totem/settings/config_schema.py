@@ -61,6 +61,10 @@ MCP_SERVER = Keys({
     "env": MapOf(Scalar((str, int, float, bool), "text")), "cwd": TEXT, "url": TEXT,
     "headers": MapOf(Scalar((str, int, float), "text")), "timeout": NUMBER,
     "startup_timeout": NUMBER, "protocol": TEXT, "enabled": FLAG, "disabled": FLAG,
+    "oauth": OneOf((FLAG, Keys({
+        "client_id": TEXT, "client_secret": TEXT, "scope": TEXT, "client_metadata_url": TEXT,
+        "callback_port": WHOLE, "grant": TEXT, "private_key": TEXT, "signing_algorithm": TEXT,
+    }))),
 })
 
 _RULE = Keys({"permission": TEXT, "pattern": TEXT, "action": TEXT})
@@ -89,6 +93,7 @@ CONFIG_SCHEMA = Keys({
         "websearch": Keys({"url": OneOf((TEXT, Scalar((type(None),), "text"))),
                            "backend": TEXT, "key": TEXT}),
         "output_limit": WHOLE,
+        "mcp_schema_budget": WHOLE,
     }),
     **_KNOWLEDGE.fields,  # the old top-level form, read with a notice
     "knowledge": _KNOWLEDGE,

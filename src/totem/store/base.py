@@ -8,7 +8,7 @@ from typing import Protocol
 from totem.messages import Message, Part
 from totem.policy.permission import Rule
 
-__all__ = ["SessionInfo", "Store"]
+__all__ = ["Checkpoint", "SessionInfo", "Store"]
 
 
 @dataclass(slots=True)
@@ -20,6 +20,21 @@ class SessionInfo:
     parent_id: str | None
     created: float
     updated: float
+
+
+@dataclass(slots=True)
+class Checkpoint:
+    """One file changed by one request: its content before and after (None: no file)."""
+
+    id: int
+    session_id: str
+    message_id: str  # the user message of the request
+    path: str
+    before: bytes | None
+    after: bytes | None
+    state: str  # 'done' or 'undone'
+    created: float
+    undone: float | None  # when it was undone (None while done)
 
 
 class Store(Protocol):
@@ -48,6 +63,20 @@ class Store(Protocol):
     ) -> None: ...
 
     def snapshots(self, session_id: str) -> list[tuple[str, str, bytes | None]]: ...
+
+    def snapshot_mark(self) -> int: ...
+
+    def snapshots_after(
+        self, session_id: str, mark: int, *, since: float = 0.0
+    ) -> list[tuple[str, bytes | None]]: ...
+
+    def add_checkpoints(
+        self, session_id: str, message_id: str, files: list[tuple[str, bytes | None, bytes | None]]
+    ) -> None: ...
+
+    def checkpoints(self, session_id: str) -> list[Checkpoint]: ...
+
+    def set_checkpoint_state(self, message_id: str, state: str) -> None: ...
 
     def remembered_rules(self, project: str) -> list[Rule]: ...
 

@@ -69,6 +69,22 @@ MIGRATIONS: list[str] = [
         PRIMARY KEY (scope, project, name)
     );
     """,
+    # undo: per request (its user message) and file, the content before and after it;
+    # NULL content means the file did not exist; state is 'done' or 'undone' (since `undone`)
+    """
+    CREATE TABLE checkpoints (
+        id INTEGER PRIMARY KEY AUTOINCREMENT,
+        session_id TEXT NOT NULL,
+        message_id TEXT NOT NULL,
+        path TEXT NOT NULL,
+        before BLOB,
+        after BLOB,
+        state TEXT NOT NULL DEFAULT 'done',
+        created REAL NOT NULL,
+        undone REAL
+    );
+    CREATE INDEX checkpoints_session ON checkpoints(session_id, id);
+    """,
 ]
 
 

@@ -24,7 +24,7 @@ import psycopg
 from totem.messages import Message, Part, Usage, new_id, part_from_dict, part_json
 from totem.policy.permission import Rule
 from totem.settings.errors import ConfigError
-from totem.store.base import SessionInfo
+from totem.store.base import Checkpoint, SessionInfo
 from totem.store.postgres_schema import migrate_postgres
 
 __all__ = ["PostgresStore", "StoreUnavailable"]
@@ -221,7 +221,62 @@ class PostgresStore:
                 "SELECT call_id, path, content FROM snapshots WHERE session_id = %s ORDER BY id",
                 (session_id,),
             ).fetchall()
-        return [(c, p, None if b is None else bytes(b)) for c, p, b in rows]
+        return [(c, p, _bytes(b)) for c, p, b in rows]
+
+    @_reconnecting
+    def snapshot_mark(self) -> int:
+        """The id of the latest snapshot: a request's own come after it."""
+        with self._cursor() as db:
+            row = db.execute("SELECT COALESCE(MAX(id), 0) FROM snapshots").fetchone()
+        return int(row[0]) if row else 0
+
+    @_reconnecting
+    def snapshots_after(
+        self, session_id: str, mark: int, *, since: float = 0.0
+    ) -> list[tuple[str, bytes | None]]:
+        """(path, content) of the snapshots after `mark` of the session and of the sessions
+        started from it since `since` (its sub-agents')."""
+        with self._cursor() as db:
+            rows = db.execute(
+                "SELECT path, content FROM snapshots WHERE id > %s AND (session_id = %s OR "
+                "session_id IN (SELECT id FROM sessions WHERE parent_id = %s AND created >= %s))"
+                " ORDER BY id",
+                (mark, session_id, session_id, since),
+            ).fetchall()
+        return [(p, _bytes(b)) for p, b in rows]
+
+    @_reconnecting
+    def add_checkpoints(
+        self, session_id: str, message_id: str, files: list[tuple[str, bytes | None, bytes | None]]
+    ) -> None:
+        now = time.time()
+        with self._cursor(transaction=True) as db:
+            for path, before, after in files:
+                db.execute(
+                    "INSERT INTO checkpoints (session_id, message_id, path, before, after, "
+                    "created) VALUES (%s,%s,%s,%s,%s,%s)",
+                    (session_id, message_id, path, before, after, now),
+                )
+
+    @_reconnecting
+    def checkpoints(self, session_id: str) -> list[Checkpoint]:
+        with self._cursor() as db:
+            rows = db.execute(
+                "SELECT id, session_id, message_id, path, before, after, state, created, undone "
+                "FROM checkpoints WHERE session_id = %s ORDER BY id",
+                (session_id,),
+            ).fetchall()
+        return [Checkpoint(int(i), s, m, p, _bytes(b), _bytes(a), st, c, u)
+                for i, s, m, p, b, a, st, c, u in rows]
+
+    @_reconnecting
+    def set_checkpoint_state(self, message_id: str, state: str) -> None:
+        undone = time.time() if state == "undone" else None
+        with self._cursor() as db:
+            db.execute(
+                "UPDATE checkpoints SET state = %s, undone = %s WHERE message_id = %s",
+                (state, undone, message_id),
+            )
 
     @_reconnecting
     def remembered_rules(self, project: str) -> list[Rule]:
@@ -245,6 +300,11 @@ class PostgresStore:
     def close(self) -> None:
         with self._lock:
             self.db.close()
+
+
+def _bytes(value: Any) -> bytes | None:
+    """A BYTEA value as bytes (psycopg may give a memoryview)."""
+    return None if value is None else bytes(value)
 
 
 def _put_part(db: psycopg.Connection[Any], message_id: str, index: int, part: Part,

@@ -20,7 +20,7 @@ from pathlib import Path
 
 from totem.messages import Message, Part, Usage, new_id, part_from_dict, part_json
 from totem.policy.permission import Rule
-from totem.store.base import SessionInfo
+from totem.store.base import Checkpoint, SessionInfo
 from totem.store.migrations import migrate
 
 __all__ = ["SqliteStore"]
@@ -197,6 +197,52 @@ class SqliteStore:
             (session_id,),
         ).fetchall()
         return [(c, p, b) for c, p, b in rows]
+
+    def snapshot_mark(self) -> int:
+        """The id of the latest snapshot: a request's own come after it."""
+        (mark,) = self.db.execute("SELECT COALESCE(MAX(id), 0) FROM snapshots").fetchone()
+        return int(mark)
+
+    def snapshots_after(
+        self, session_id: str, mark: int, *, since: float = 0.0
+    ) -> list[tuple[str, bytes | None]]:
+        """(path, content) of the snapshots after `mark` of the session and of the sessions
+        started from it since `since` (its sub-agents')."""
+        rows = self.db.execute(
+            "SELECT path, content FROM snapshots WHERE id > ? AND (session_id = ? OR "
+            "session_id IN (SELECT id FROM sessions WHERE parent_id = ? AND created >= ?)) "
+            "ORDER BY id",
+            (mark, session_id, session_id, since),
+        ).fetchall()
+        return [(p, b) for p, b in rows]
+
+    def add_checkpoints(
+        self, session_id: str, message_id: str, files: list[tuple[str, bytes | None, bytes | None]]
+    ) -> None:
+        now = time.time()
+        with self._writing():
+            for path, before, after in files:
+                self.db.execute(
+                    "INSERT INTO checkpoints (session_id, message_id, path, before, after, "
+                    "created) VALUES (?,?,?,?,?,?)",
+                    (session_id, message_id, path, before, after, now),
+                )
+
+    def checkpoints(self, session_id: str) -> list[Checkpoint]:
+        rows = self.db.execute(
+            "SELECT id, session_id, message_id, path, before, after, state, created, undone "
+            "FROM checkpoints "
+            "WHERE session_id = ? ORDER BY id",
+            (session_id,),
+        ).fetchall()
+        return [Checkpoint(*row) for row in rows]
+
+    def set_checkpoint_state(self, message_id: str, state: str) -> None:
+        undone = time.time() if state == "undone" else None
+        self.db.execute(
+            "UPDATE checkpoints SET state = ?, undone = ? WHERE message_id = ?",
+            (state, undone, message_id),
+        )
 
     def remembered_rules(self, project: str) -> list[Rule]:
         rows = self.db.execute(

@@ -38,6 +38,7 @@ __all__ = [
     "ToolKind",
     "ToolResult",
     "ToolSettings",
+    "is_offered",
     "kind_of",
     "parse_arguments",
     "tool_spec",
@@ -58,6 +59,7 @@ class ToolResult:
     output: str
     title: str = ""
     images: list[ImageBlock] = field(default_factory=list)
+    is_error: bool = False  # it ran, and failed (a command's non-zero exit)
 
 
 @dataclass(slots=True)
@@ -68,6 +70,9 @@ class ToolSettings:
     forbidden_commands: list[str] = field(default_factory=list)
     shell: str = "/bin/bash"
     websearch_url: str | None = None  # a SearXNG URL; without one there is no websearch tool
+    # tokens the MCP tools' definitions may take before they are offered by name only;
+    # None: 2,000, and no more than a tenth of the model's window
+    mcp_schema_budget: int | None = None
 
 
 class SnapshotSink(Protocol):
@@ -99,8 +104,10 @@ class ToolContext:
     small_model: bool = False
 
     async def ask(
-        self, permission: str, patterns: list[str], *, title: str, always: list[str] | None = None
+        self, permission: str, patterns: list[str], *, title: str,
+        always: list[str] | None = None, diff: str = "",
     ) -> None:
+        """Ask the person (or the rules) for `permission`; `diff` shows a file change."""
         await self.permission.ask(
             tool=self.tool_name,
             permission=permission,
@@ -108,6 +115,7 @@ class ToolContext:
             title=title,
             always=always,
             emit=self.asks,
+            diff=diff,
         )
 
     async def resolve(self, path: str) -> Path:
@@ -175,6 +183,12 @@ def kind_of(tool: Tool) -> ToolKind:
             return "builtin"
 
 
+def is_offered(tool: Tool) -> bool:
+    """Whether the model is shown the tool's definition; a tool with `offered = False` may
+    still be called (an MCP tool listed by name only, in mcp_tool_schema's description)."""
+    return bool(getattr(tool, "offered", True))
+
+
 class Tool(Protocol):
     """A tool class sets these as ClassVars; `lazy.LazyTool` stands in until first use."""
 
@@ -223,8 +237,9 @@ def parse_arguments(tool: Tool, raw: str | dict[str, Any] | None) -> BaseModel:
             raw = json.loads(text)
         except json.JSONDecodeError as exc:
             raise ToolError(
-                f"The arguments for {tool.name} are not valid JSON ({exc.msg} at position "
-                f"{exc.pos}). Send a JSON object matching the tool's parameters."
+                f"The arguments for {tool.name} are not valid JSON "
+                f"({exc.msg.removesuffix(' at')} at position {exc.pos}). Send a JSON object "
+                "matching the tool's parameters."
             ) from None
     if raw is None:
         raw = {}

@@ -94,9 +94,9 @@ class Bash:
             raise Aborted(text + "\n[Aborted by user]")
         if outcome == "timeout":
             note = f"[Timed out after {timeout:g} s; the command and its processes were stopped.]"
-            return ToolResult(f"{text}\n\n{note}", title=title)
+            return ToolResult(f"{text}\n\n{note}", title=title, is_error=True)
         status = f"killed by signal {-code}" if code < 0 else f"Exit code: {code}"
-        return ToolResult(f"{text}\n\n{status}", title=title)
+        return ToolResult(f"{text}\n\n{status}", title=title, is_error=code != 0)
 
 
 async def ask_to_run(line: str, ctx: ToolContext, *, title: str = "") -> None:

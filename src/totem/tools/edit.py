@@ -8,6 +8,7 @@ from typing import ClassVar
 from pydantic import BaseModel, Field
 
 from totem.tools.base import ToolContext, ToolError, ToolResult
+from totem.tools.diffs import file_diff, joined
 from totem.tools.hooks import after_write
 from totem.tools.read import is_binary, not_found
 from totem.tools.write import line_count, lines_of
@@ -71,10 +72,7 @@ class Edit:
                 return await _append(path, content, new, ctx,
                                      why=f"was not in {relative}; new_string begins with it")
         if count == 0:
-            raise ToolError(
-                f"old_string was not found in {relative} — read the file and copy the exact "
-                "text, including whitespace and indentation."
-            )
+            raise ToolError(_not_found(path, old, relative, ctx))
         if count > 1 and not args.replace_all:
             raise ToolError(
                 f"old_string appears {count} times in {relative}; add more context to make it "
@@ -100,12 +98,25 @@ def _text(path: Path, relative: str) -> str:
 
 async def _create(path: Path, content: str, ctx: ToolContext) -> ToolResult:
     relative = ctx.relative(path)
-    await ctx.ask("edit", [relative], title=f"create {relative}")
+    diff = joined([file_diff(relative, None, content)])
+    await ctx.ask("edit", [relative], title=f"create {relative}", diff=diff)
     ctx.snapshot(path)
+    ctx.meta["diff"] = diff
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_bytes(content.encode("utf-8"))
     done = f"Created {relative} ({lines_of(content)})."
     return ToolResult(done + after_write(ctx, path), title=relative)
+
+
+def _not_found(path: Path, old: str, relative: str, ctx: ToolContext) -> str:
+    from totem.tools.edit_match import found_elsewhere
+
+    text = (f"old_string was not found in {relative} — read the file and copy the exact text, "
+            "including whitespace and indentation.")
+    elsewhere = found_elsewhere(ctx.root, old, besides=path)
+    if elsewhere:
+        text += f" It is in {', '.join(elsewhere)}: to change it there, call edit with that path."
+    return text
 
 
 async def _append(
@@ -123,8 +134,18 @@ async def _append(
 
 async def _save(path: Path, before: str, after: str, replaced: int, ctx: ToolContext) -> ToolResult:
     relative = ctx.relative(path)
-    await ctx.ask("edit", [relative], title=f"edit {relative}")
+    if ctx.small_model:  # a small model rarely mends a file it broke: keep it whole
+        from totem.tools.python_check import breaks_python
+
+        broken = breaks_python(path, before, after)
+        if broken is not None:
+            raise ToolError(f"Refused: this edit would make {relative} invalid Python "
+                            f"({broken}); nothing was changed. Copy old_string from the file "
+                            "and give new_string as complete, valid lines.")
+    diff = joined([file_diff(relative, before, after)])
+    await ctx.ask("edit", [relative], title=f"edit {relative}", diff=diff)
     ctx.snapshot(path)
+    ctx.meta["diff"] = diff
     path.write_bytes(after.encode("utf-8"))
     delta = line_count(after) - line_count(before)
     change = f"{'+' if delta >= 0 else ''}{delta} lines"

@@ -8,9 +8,11 @@ in the file; otherwise the edit fails as before, with its error.
 
 from __future__ import annotations
 
+import os
 import re  # compiled on first use (re caches them), not at start-up
+from pathlib import Path
 
-__all__ = ["appended", "near_match"]
+__all__ = ["appended", "found_elsewhere", "near_match"]
 
 _NUMBERED = r"^\s*\d+\t"  # read's "     3\t" before each line
 
@@ -92,3 +94,36 @@ def appended(content: str, addition: str) -> str:
     if re.match(_BLOCK_START, piece.lstrip()):
         gap = "\n\n\n" if re.match(r"^(?:async\s+def|def|class)\b", piece.lstrip()) else "\n\n"
     return body + gap + piece + "\n"
+
+
+MAX_FILES_SEARCHED = 2_000
+MAX_FILE_BYTES = 512_000
+_SKIP_DIRS = frozenset({".git", "node_modules", ".venv", "venv", "__pycache__", ".tox"})
+
+
+def found_elsewhere(root: Path, old: str, *, besides: Path) -> list[str]:
+    """The project's other files (at most three) that hold `old` as written: a model often
+    edits the file that uses a text instead of the one that holds it."""
+    if len(old.strip()) < 4:
+        return []
+    root = Path(os.path.realpath(root))
+    found: list[str] = []
+    seen = 0
+    for folder, dirs, names in os.walk(root):
+        dirs[:] = sorted(d for d in dirs if d not in _SKIP_DIRS)
+        for name in sorted(names):
+            path = Path(folder) / name
+            seen += 1
+            if seen > MAX_FILES_SEARCHED or len(found) >= 3:
+                return found
+            if path == besides or path.is_symlink():
+                continue
+            try:
+                if path.stat().st_size > MAX_FILE_BYTES:
+                    continue
+                text = path.read_text(encoding="utf-8")
+            except (OSError, UnicodeDecodeError):
+                continue
+            if old in text:
+                found.append(path.relative_to(root).as_posix())
+    return found

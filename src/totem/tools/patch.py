@@ -8,6 +8,7 @@ from typing import ClassVar
 from pydantic import BaseModel, Field
 
 from totem.tools.base import ToolContext, ToolError, ToolResult
+from totem.tools.diffs import file_diff, joined
 from totem.tools.hooks import after_write
 from totem.tools.patch_format import (
     FileChange,
@@ -46,7 +47,6 @@ class Patch:
             )
         resolved = {path: await ctx.resolve(path) for path in affected_paths(ops)}
         relatives = list(dict.fromkeys(ctx.relative(p) for p in resolved.values()))
-        await ctx.ask("edit", relatives, title=f"patch {', '.join(relatives)}")
 
         def read_file(path: str) -> str | None:
             return _read(resolved[path], ctx)
@@ -55,6 +55,9 @@ class Patch:
             changes = plan_patch(args.patch, read_file)
         except PatchError as exc:
             raise ToolError(str(exc)) from None
+        diff = joined([_change_diff(c, resolved, ctx) for c in changes])
+        await ctx.ask("edit", relatives, title=f"patch {', '.join(relatives)}", diff=diff)
+        ctx.meta["diff"] = diff
         done: list[str] = []
         snapshotted: set[Path] = set()
         try:
@@ -66,6 +69,11 @@ class Patch:
         files = f"{len(relatives)} file{'' if len(relatives) == 1 else 's'}"
         checked = "".join(after_write(ctx, p) for p in dict.fromkeys(resolved.values()))
         return ToolResult("\n".join(done) + checked, title=f"patch {files}")
+
+
+def _change_diff(change: FileChange, resolved: dict[str, Path], ctx: ToolContext) -> str:
+    moved = ctx.relative(resolved[change.move_to]) if change.move_to is not None else ""
+    return file_diff(ctx.relative(resolved[change.path]), change.old, change.new, to=moved)
 
 
 def _read(path: Path, ctx: ToolContext) -> str | None:

@@ -128,7 +128,8 @@ def _image(path: Path, media_type: str, title: str) -> ToolResult:
             f"{MAX_IMAGE_BYTES // (1024 * 1024)} MiB cannot be read."
         )
     data = base64.b64encode(path.read_bytes()).decode("ascii")
-    return ToolResult("[image]", title=title, images=[ImageBlock(media_type, data)])
+    said = f"{title}: an image ({media_type}, {size:,} bytes), attached."
+    return ToolResult(said, title=title, images=[ImageBlock(media_type, data)])
 
 
 def _numbered(path: Path, args: ReadInput, ctx: ToolContext) -> str:

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import ClassVar
 
 from pydantic import BaseModel, Field
 
 from totem.tools.base import ToolContext, ToolError, ToolResult
+from totem.tools.diffs import file_diff, joined
 from totem.tools.hooks import after_write
 
 __all__ = ["Write", "WriteInput", "line_count", "lines_of"]
@@ -27,6 +29,16 @@ def lines_of(text: str) -> str:
     return f"{count} line{'' if count == 1 else 's'}"
 
 
+def _diff(path: Path, relative: str, content: str) -> str:
+    """The change as a unified diff; a binary or unreadable file is named, not shown."""
+    if not path.is_file():
+        return file_diff(relative, None, content)
+    try:
+        return file_diff(relative, path.read_bytes().decode("utf-8"), content)
+    except (UnicodeDecodeError, OSError):
+        return f"Binary file {relative} replaced by text ({lines_of(content)})\n"
+
+
 class Write:
     name: ClassVar[str] = "write"
     description: ClassVar[str] = (
@@ -41,8 +53,10 @@ class Write:
         if path.is_dir():
             raise ToolError(f"{relative} is a folder; give the path of a file.")
         existed = path.exists()
-        await ctx.ask("edit", [relative], title=f"write {relative}")
+        diff = joined([_diff(path, relative, args.content)])
+        await ctx.ask("edit", [relative], title=f"write {relative}", diff=diff)
         ctx.snapshot(path)
+        ctx.meta["diff"] = diff
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_bytes(args.content.encode("utf-8"))
         verb = "Overwrote" if existed else "Created"

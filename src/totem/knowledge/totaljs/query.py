@@ -90,6 +90,13 @@ def _product(topics: list[str], w: Words) -> str:
     return leaders[0] if best and len(leaders) == 1 else w.default
 
 
+def _worth_a_search(topics: list[str], *, making: bool, names: set[str], w: Words) -> bool:
+    """A framework named, or two of its topics, or one in a request to make something: one
+    common word alone ("read the big files") is no question about the framework."""
+    known = [t for t in topics if t in w.vocabulary]
+    return any(t in names for t in known) or len(known) >= 2 or (making and bool(known))
+
+
 def plan(prompt: str) -> Query | None:
     """The search for `prompt`, or None when it is not worth one."""
     w = words()
@@ -99,10 +106,10 @@ def plan(prompt: str) -> Query | None:
     making = any(t in w.make for t in found)
     topics = [w.translate.get(t, t) for t in found if t not in w.filler]
     topics = [t for t in dict.fromkeys(topics) if t]
-    if not any(t in w.vocabulary for t in topics):
+    names = {n for p in w.products for n in w.names(p)}
+    if not _worth_a_search(topics, making=making, names=names, w=w):
         return None
     product = _product(topics, w)
-    names = {n for p in w.products for n in w.names(p)}
     rest = [t for t in topics if t not in names]
     recipe = next((r for r in w.recipes if making and {r, r + "s"} & set(rest)), "")
     if recipe:

@@ -186,7 +186,10 @@ class HttpProvider:
         if isinstance(exc, httpx.ConnectError):
             detail = f"cannot connect to {self.base_url} ({detail}){self.connect_hint}"
         elif isinstance(exc, httpx.TimeoutException):
-            detail = f"{type(exc).__name__}: no answer from {self.base_url} in time"
+            waited = {httpx.ConnectTimeout: 10.0, httpx.WriteTimeout: 30.0}.get(
+                type(exc), self.timeout)
+            detail = (f"{type(exc).__name__}: no answer from {self.base_url} within "
+                      f"{waited:g} s (the provider's `timeout` option sets it)")
         return RetryableError(self._redact(f"network: {detail}"))
 
     def _key_hint(self) -> str:

@@ -180,6 +180,9 @@ def _user_blocks(message: Message) -> list[Json]:
             text = part.sent
             if text.strip():
                 blocks.append({"type": "text", "text": text})
+            blocks += [{"type": "image", "source": {"type": "base64",
+                                                    "media_type": i.media_type, "data": i.data}}
+                       for i in part.images if i.media_type in IMAGE_TYPES]
     return blocks
 
 

@@ -125,7 +125,12 @@ def _append(messages: list[Json], role: str, blocks: list[Json]) -> None:
 def _user_blocks(message: Message) -> list[Json]:
     texts = [p.sent
              for p in message.parts if isinstance(p, TextPart)]
-    return [{"text": t} for t in texts if t]
+    blocks: list[Json] = [{"text": t} for t in texts if t]
+    for image in (i for p in message.parts if isinstance(p, TextPart) for i in p.images):
+        kind = image.media_type.rpartition("/")[2].lower()
+        blocks.append({"image": {"format": "jpeg" if kind == "jpg" else kind,
+                                 "source": {"bytes": image.data}}})
+    return blocks
 
 
 def _assistant_blocks(

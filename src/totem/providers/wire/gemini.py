@@ -116,7 +116,9 @@ def _same_source(message: Message, provider: str | None) -> bool:
 def _user_contents(message: Message) -> list[Json]:
     texts = [p.sent
              for p in message.parts if isinstance(p, TextPart)]
-    parts = [{"text": text} for text in texts if text]
+    parts: list[Json] = [{"text": text} for text in texts if text]
+    parts += [{"inlineData": {"mimeType": i.media_type, "data": i.data}}
+              for p in message.parts if isinstance(p, TextPart) for i in p.images]
     return [{"role": "user", "parts": parts}] if parts else []
 
 

@@ -71,6 +71,15 @@ Json = dict[str, Any]
 # -- request ---------------------------------------------------------------------------------
 
 
+def _user(message: Message) -> list[Json]:
+    """Ollama takes a message's images as a list of base64 strings beside its content."""
+    images = [i.data for p in message.parts if isinstance(p, TextPart) for i in p.images]
+    texts = [p.sent for p in message.parts if isinstance(p, TextPart)]
+    if not images:
+        return user_to_wire(message)
+    return [{"role": "user", "content": "\n\n".join(texts), "images": images}]
+
+
 def to_wire(
     request: ModelRequest,
     *,
@@ -89,7 +98,7 @@ def to_wire(
         messages.append({"role": "system", "content": request.system})
     for message in request.messages:
         if message.role == "user":
-            messages += user_to_wire(message)
+            messages += _user(message)
         else:
             messages += _assistant(message, bool(opts.get("send_reasoning")))
     body: Json = {"model": request.model, "messages": messages, "stream": True}

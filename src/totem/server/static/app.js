@@ -2,7 +2,9 @@
 // #/s/ID, #/agents, #/settings).
 
 import { Chat } from "./chat.js";
+import { Drawer } from "./drawer.js";
 import { AgentsPanel, SettingsPanel } from "./panels.js";
+import { SessionList } from "./sessions.js";
 import { api, fmtWhen, h } from "./util.js";
 
 const $ = (id) => document.getElementById(id);
@@ -12,6 +14,8 @@ class App {
     this.chat = new Chat(this);
     this.agents = new AgentsPanel(this, $("agents-view"));
     this.settings = new SettingsPanel(this, $("settings-view"));
+    this.drawer = new Drawer();
+    this.list = new SessionList(this);
     this.info = null;
     this.sessions = [];
     this.session = null;
@@ -33,7 +37,10 @@ class App {
   }
 
   bind() {
-    $("new-session").addEventListener("click", () => this.newSession());
+    $("new-session").addEventListener("click", () => this.startNew());
+    $("rename-session").addEventListener("click", () => this.session && this.list.rename(this.session));
+    $("delete-session").addEventListener("click", () => this.session && this.list.remove(this.session));
+    document.addEventListener("click", (e) => this.copyCode(e));
     $("composer").addEventListener("submit", (e) => { e.preventDefault(); this.send(); });
     const prompt = $("prompt");
     prompt.addEventListener("keydown", (e) => {
@@ -41,6 +48,7 @@ class App {
     });
     prompt.addEventListener("input", () => this.autosize());
     document.addEventListener("keydown", (e) => {
+      if (e.key === "Escape" && this.drawer.isOpen) { e.preventDefault(); this.drawer.close(); return; }
       if (e.key === "Escape" && this.chat.running && !$("chat-view").hidden) {
         e.preventDefault();
         this.chat.abort().catch((err) => this.banner(err.message));
@@ -48,6 +56,7 @@ class App {
     });
     $("abort").addEventListener("click", () => this.chat.abort().catch((err) => this.banner(err.message)));
     $("fork-session").addEventListener("click", () => this.fork(null));
+    $("undo-session").addEventListener("click", () => this.undo());
     $("model-picker").addEventListener("change", (e) => {
       const value = e.target.value;
       if (value === "__other__") {
@@ -79,13 +88,16 @@ class App {
     $("chat-view").hidden = tab !== "chat";
     $("agents-view").hidden = tab !== "agents";
     $("settings-view").hidden = tab !== "settings";
+    if (tab !== "chat") $("topbar-title").textContent = tab === "agents" ? "Agents" : "Settings";
+    else if (!hash.startsWith("#/s/")) $("topbar-title").textContent = "New session";
     try {
       if (tab === "agents") return await this.agents.show();
       if (tab === "settings") return await this.settings.show();
       const match = hash.match(/^#\/s\/([\w-]+)/);
       const id = match ? match[1] : null;
       if (id && (!this.session || this.session.id !== id || !this.chat.sessionId)) await this.openSession(id);
-      else if (!id) this.showEmpty();
+      else if (id) this.showHead();
+      else this.showEmpty();
     } catch (err) {
       this.banner(err.message);
     }
@@ -95,9 +107,9 @@ class App {
     this.session = null;
     this.chat.empty();
     $("session-title").textContent = "New session";
+    $("topbar-title").textContent = "New session";
     $("session-meta").textContent = this.info ? this.info.root : "";
-    $("fork-session").hidden = true;
-    $("export-session").hidden = true;
+    for (const id of ["fork-session", "undo-session", "export-session", "rename-session", "delete-session"]) $(id).hidden = true;
     this.renderSessions();
     this.selectModel(null);
     $("prompt").focus();
@@ -115,9 +127,11 @@ class App {
   showHead() {
     const s = this.session;
     $("session-title").textContent = s.title || "New session";
+    $("session-title").title = s.title || "";
+    $("topbar-title").textContent = s.title || "New session";
     const forked = s.parent_id ? " · forked" : "";
     $("session-meta").textContent = `${s.model || "default model"} · ${fmtWhen(s.created)}${forked}`;
-    $("fork-session").hidden = false;
+    for (const id of ["fork-session", "undo-session", "rename-session", "delete-session"]) $(id).hidden = false;
     const exp = $("export-session");
     exp.hidden = false;
     exp.href = `/api/sessions/${s.id}/export`;
@@ -127,7 +141,7 @@ class App {
   // sessions ---------------------------------------------------------------------------------
 
   async loadSessions() {
-    const { sessions } = await api("/api/sessions");
+    const { sessions } = await api(this.list.url());
     this.sessions = sessions;
     this.renderSessions();
     const current = this.session && sessions.find((s) => s.id === this.session.id);
@@ -140,22 +154,51 @@ class App {
   }
 
   renderSessions() {
-    const box = $("session-list");
-    box.replaceChildren();
-    if (!this.sessions.length) box.append(h("div", { class: "lead no-sessions", text: "No sessions yet." }));
-    for (const s of this.sessions) {
-      const active = this.session && this.session.id === s.id;
-      box.append(h("a", { class: `session${active ? " active" : ""}`, href: `#/s/${s.id}`, dataset: { session: s.id } },
-        h("span", { class: "t" }, s.running ? h("span", { class: "live", title: "running" }) : null, s.title || "New session"),
-        h("span", { class: "m", text: `${fmtWhen(s.updated)}${s.model ? ` · ${s.model}` : ""}${s.parent_id ? " · fork" : ""}` })));
-    }
+    this.list.render(this.sessions, this.session);
+  }
+
+  renamed(session) {
+    this.session = session;
+    this.sessions = this.sessions.map((s) => (s.id === session.id ? { ...s, title: session.title } : s));
+    this.showHead();
+    this.renderSessions();
+  }
+
+  // "+ New session": an empty chat; the session is stored when its first message is sent.
+  startNew() {
+    if (location.hash === "#/" || location.hash === "") this.showEmpty();
+    else location.hash = "#/";
+    this.drawer.close({ focus: false });
+    $("prompt").focus();
+  }
+
+  copyCode(e) {
+    const button = e.target.closest && e.target.closest("button.copy");
+    if (!button) return;
+    const code = button.parentElement.querySelector("code");
+    navigator.clipboard.writeText(code ? code.textContent : "").then(() => {
+      button.classList.add("copied");
+      setTimeout(() => button.classList.remove("copied"), 1500);
+    }, (err) => this.banner(`Copy: ${err.message}`));
   }
 
   async newSession() {
     const { session } = await api("/api/sessions", { method: "POST", body: { model: this.currentModel() } });
     this.sessions.unshift(session);
-    location.hash = `#/s/${session.id}`;
+    this.session = session;
+    await this.openSession(session.id);
+    location.hash = `#/s/${session.id}`; // route() finds it open already
     return session;
+  }
+
+  // Put back the files of the session's last request; what was done joins the conversation
+  // (the note to the model is stored, and shown after a reload).
+  async undo() {
+    if (!this.session || this.chat.running) return;
+    try {
+      const { summary } = await api(`/api/sessions/${this.session.id}/undo`, { method: "POST", body: {} });
+      (this.chat.turn || this.chat.newTurn()).synthetic(summary);
+    } catch (err) { this.banner(`Undo: ${err.message}`); }
   }
 
   async fork(messageId) {
@@ -171,13 +214,16 @@ class App {
     const prompt = $("prompt");
     const text = prompt.value.trim();
     if (!text || this.chat.running) return;
+    await this.sendText(text);
+  }
+
+  // Send `text` with the chosen model and agent; the session is stored now when it is new.
+  async sendText(text) {
+    const prompt = $("prompt");
     const model = this.currentModel();
     const agent = $("agent-picker").value || null;
     try {
-      if (!this.session) {
-        const session = await this.newSession();
-        await this.openSession(session.id);
-      }
+      if (!this.session) await this.newSession();
       prompt.value = "";
       this.autosize();
       await this.chat.send(text, { model, agent });
@@ -196,7 +242,9 @@ class App {
     $("version").textContent = `totem ${this.info.version}`;
     document.title = `totem · ${this.info.name}`;
     const chips = $("chips");
-    chips.replaceChildren(...this.info.commands.map((c) => h("button", { type: "button", class: "chip", title: c.description,
+    const compact = h("button", { type: "button", class: "chip builtin", dataset: { command: "compact" }, text: "/compact",
+      title: "Summarize the older turns of this conversation now (the stored history is kept)", onclick: () => this.useCommand("compact") });
+    chips.replaceChildren(compact, ...this.info.commands.map((c) => h("button", { type: "button", class: "chip", title: c.description,
       dataset: { command: c.name }, text: `/${c.name}`, onclick: () => this.useCommand(c.name) })));
     const picker = $("agent-picker");
     const chosen = picker.value;
@@ -252,7 +300,7 @@ class App {
         this.modelIds.push(id);
         const ctx = m.context_window ? `${Math.round(m.context_window / 1000)}k` : "context unknown";
         const tools = m.tools === false ? "no tools" : m.tools_unreliable ? "tools unreliable" : m.tools ? "" : "tools unknown";
-        og.append(h("option", { value: id, text: m.id, title: [ctx, tools].filter(Boolean).join(" · ") }));
+        og.append(h("option", { value: id, text: `${m.id} — ${group.provider}`, title: [id, ctx, tools].filter(Boolean).join(" · ") }));
       }
       if (!group.models.length) og.append(h("option", { disabled: true, text: group.error ? "(cannot list models)" : "(no models listed)" }));
       picker.append(og);

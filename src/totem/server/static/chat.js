@@ -14,6 +14,7 @@ export class Chat {
     this.source = null;
     this.turn = null;
     this.running = false;
+    this.pending = null; // what to do once the current run has stopped
     this.usage = null;
     this.cost = null;
     this.todos = [];
@@ -139,13 +140,18 @@ export class Chat {
       if (ev.type === "resync") { this.open(id); return; }
       this.handle(ev);
     };
-    source.onopen = () => this.app.banner(null);
+    source.onopen = () => { // clears only what the stream itself said
+      if (this.streamBanner) this.app.banner(null);
+      this.streamBanner = false;
+    };
     source.onerror = () => {
       if (this.source !== source) return;
       if (source.readyState === EventSource.CLOSED) {
+        this.streamBanner = true;
         this.app.banner("Lost the connection to totem serve. Reload the page (or open the URL it printed).");
         setTimeout(() => { if (this.source === source && this.sessionId === id) this.open(id).catch(() => {}); }, 3000);
       } else {
+        this.streamBanner = true;
         this.app.banner("Reconnecting…");
       }
     };
@@ -157,6 +163,7 @@ export class Chat {
       case "user": {
         const empty = this.box.querySelector(".empty");
         if (empty) empty.remove();
+        for (const old of this.box.querySelectorAll(".recovery")) old.remove();
         this.userMessage(ev.text);
         this.newTurn().working(true);
         this.setRunning(true);
@@ -180,8 +187,17 @@ export class Chat {
         if (turn) turn.finish(ev);
         this.setRunning(false);
         this.app.sessionsChanged();
+        if (this.pending) { const next = this.pending; this.pending = null; next(); break; }
+        if (ev.reason === "error" && turn) this.offerRecovery(turn, "Retry");
         break;
-      default: apply(turn || this.newTurn(), ev);
+      case "notice":
+        apply(turn || this.newTurn(), ev);
+        if (/retrying in/.test(ev.text || "") && this.running) this.offerRecovery(this.turn, "Retry now");
+        break;
+      default:
+        // a sub-agent's steps count in the session's totals too
+        if (ev.type === "agent" && ev.event && ev.event.type === "step_finished") this.addUsage(ev.event.usage, ev.event.cost);
+        apply(turn || this.newTurn(), ev);
     }
     this.scroll();
   }
@@ -235,6 +251,48 @@ export class Chat {
 
   async send(text, { model, agent }) {
     await api(`/api/sessions/${this.sessionId}/runs`, { method: "POST", body: { text, model, agent } });
+  }
+
+  // The model server does not answer: retry now, or stop and choose another model. Shown
+  // under the run's retry notices and under a failed run.
+  offerRecovery(turn, retryLabel) {
+    for (const old of this.box.querySelectorAll(".recovery")) old.remove();
+    const retry = h("button", { type: "button", class: "primary small", text: retryLabel, onclick: () => this.retry() });
+    const other = h("button", { type: "button", class: "small", text: "Choose another model", onclick: () => this.chooseModel() });
+    turn._add(h("div", { class: "recovery", role: "group", "aria-label": "The model did not answer" }, retry, other));
+    this.scroll();
+  }
+
+  lastText() {
+    const users = this.box.querySelectorAll(":scope > .msg-user");
+    const last = users[users.length - 1];
+    return last ? last.firstChild.textContent : "";
+  }
+
+  // Stop the run when one goes on, then `next` once it has ended.
+  afterStop(next) {
+    for (const old of this.box.querySelectorAll(".recovery")) old.remove();
+    if (!this.running) { next(); return; }
+    this.pending = next;
+    this.abort().catch((err) => { this.pending = null; this.app.banner(err.message); });
+  }
+
+  retry() {
+    const text = this.lastText();
+    this.afterStop(() => this.app.sendText(text));
+  }
+
+  chooseModel() {
+    const text = this.lastText();
+    this.afterStop(() => {
+      const prompt = $("prompt");
+      prompt.value = text;
+      const picker = $("model-picker");
+      picker.classList.add("attention");
+      picker.addEventListener("change", () => picker.classList.remove("attention"), { once: true });
+      picker.focus();
+      this.app.banner("Choose another model, then send: your message is back in the box.");
+    });
   }
 
   async abort() {

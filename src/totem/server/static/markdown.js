@@ -157,7 +157,8 @@ export function renderMarkdown(src) {
       i++;
       const lang = fence[2] || "";
       const label = lang ? `<span class="lang">${escapeHtml(lang)}</span>` : "";
-      html += `<pre>${label}<code>${highlight(code.join("\n"), lang)}</code></pre>`;
+      const copy = '<button type="button" class="copy" aria-label="Copy the code" title="Copy the code"></button>';
+      html += `<pre>${label}${copy}<code>${highlight(code.join("\n"), lang)}</code></pre>`;
       continue;
     }
     if (!line.trim()) { flush(); i++; continue; }

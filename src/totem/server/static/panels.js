@@ -24,8 +24,10 @@ export class AgentsPanel {
       list.append(h("div", { class: "group-label", text: label }));
       for (const agent of agents) {
         const key = `${agent.source}/${agent.name}`;
+        const choose = async () => { this.selected = key; await this.show(); this.focusSelected(); };
         list.append(h("div", { class: `agent-item${this.selected === key ? " active" : ""}`, dataset: { agent: key },
-          onclick: () => { this.selected = key; this.show(); } },
+          role: "button", tabindex: 0, "aria-pressed": this.selected === key ? "true" : "false",
+          onclick: choose, onkeydown: (e) => { if (e.key === "Enter" || e.key === " ") { e.preventDefault(); choose(); } } },
           h("div", { class: "n" }, agent.name, agent.active ? null : h("span", { class: "badge", text: "overridden" })),
           h("div", { class: "d", text: agent.description })));
       }
@@ -40,6 +42,11 @@ export class AgentsPanel {
       h("div", { class: "grid2" }, list, editor)));
     if (chosen) this.view(chosen);
     else this.edit(null);
+  }
+
+  focusSelected() {
+    const item = [...this.root.querySelectorAll(".agent-item")].find((el) => el.dataset.agent === this.selected);
+    if (item) item.focus();
   }
 
   view(agent) {

@@ -2,6 +2,7 @@
 // text (Markdown), tool calls (input and output collapsible), sub-agent threads, notices,
 // permission and ask questions inline, and how the run ended.
 
+import { diffStat, diffView } from "./diff.js";
 import { renderMarkdown } from "./markdown.js";
 import { h, summarizeInput } from "./util.js";
 
@@ -25,6 +26,7 @@ const FINISH = {
   aborted: "Stopped", step_limit: "Step limit reached", repeat: "Stopped: the model kept repeating itself",
   rejected: "Stopped after three refused actions", error: "Failed",
   unverified: "The answer claims a change that was not made",
+  truncated: "The answer is cut: it reached the model's output limit",
 };
 
 export class Turn {
@@ -115,7 +117,7 @@ export class Turn {
     tool.status.textContent = `running…${amount} ${message || ""}`.trim();
   }
 
-  toolEnd({ call_id, name, output, is_error, title }) {
+  toolEnd({ call_id, name, output, is_error, title, diff }) {
     const tool = this.tools.get(call_id) || this.toolStart({ call_id, name, input: null });
     tool.el.classList.remove("running");
     tool.el.classList.add(is_error ? "error" : "completed");
@@ -124,6 +126,10 @@ export class Turn {
     const more = title && !shown.includes(title) ? ` · ${title}` : "";
     tool.status.textContent = aborted ? "aborted" : is_error ? "error" : `done${more}`;
     tool.out.textContent = output || "(no output)";
+    if (diff && !is_error) {
+      tool.status.textContent += ` · ${diffStat(diff)}`;
+      tool.body.append(h("div", { class: "label", text: "Diff" }), diffView(diff));
+    }
     if (tool.thread) tool.thread.working(false);
   }
 
@@ -131,7 +137,8 @@ export class Turn {
     const tool = this.toolStart(part);
     const images = part.images ? `\n[${part.images} image${part.images > 1 ? "s" : ""}]` : "";
     if (part.state === "completed" || part.state === "error") {
-      this.toolEnd({ ...part, output: (part.output || "") + images, is_error: part.state === "error" });
+      this.toolEnd({ ...part, output: (part.output || "") + images, is_error: part.state === "error",
+        diff: (part.meta && part.meta.diff) || "" });
     } else {
       tool.status.textContent = part.state;
     }
@@ -155,6 +162,12 @@ export class Turn {
     else if (event.type === "run_finished") {
       thread.working(false);
       if (event.reason !== "finished") thread.notice(`${agent}: ${event.reason} ${event.detail || ""}`, "warning");
+      const u = event.usage;
+      if (u) {
+        const money = event.cost != null ? ` · $${event.cost.toFixed(4)}` : "";
+        const head = thread.el.parentElement.querySelector(":scope > .thread-head");
+        if (head) head.textContent = `${agent} · ${model} · ${(u.input + u.output).toLocaleString("en-US")} tokens${money}`;
+      }
     } else apply(thread, event);
   }
 
@@ -184,7 +197,8 @@ export class Turn {
     if (ev.type === "permission") {
       card.append(h("div", { class: "q" }, "Allow ", h("code", { text: ev.tool }), ` to ${ev.title}?`));
       const shown = (ev.patterns || []).filter((p) => p !== ev.title).slice(0, 10);
-      if (shown.length) card.append(h("div", { class: "patterns", text: shown.join("\n") }));
+      if (ev.diff) card.append(diffView(ev.diff));
+      else if (shown.length) card.append(h("div", { class: "patterns", text: shown.join("\n") }));
       if (ev.always) {
         card.append(h("div", { class: "always" }, "Always allows, in this project: ",
           ev.always.length ? h("code", { text: ev.always.join(", ") }) : "nothing (this will ask again)"));

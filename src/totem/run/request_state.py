@@ -1,0 +1,62 @@
+"""Is what the request asked for true of the project now? Two checks a small model's
+closing answer gets before it is accepted.
+
+- A file the request asks to delete that still exists, or one to rename that is still
+  under its old name: the 1.5B model "deleted" a file by emptying it with edit, then said
+  "Deleted old_notes.txt". The nudge gives the exact command.
+- A change whose last result carries the Python check's note (`[Check of app.py: ...]`,
+  see tools/python_check.py): the model answered as if the file were fine.
+"""
+
+from __future__ import annotations
+
+import re  # compiled on first use (re caches them), not at start-up
+import shlex
+from collections.abc import Iterable
+from pathlib import Path
+
+from totem.messages import Message, ToolPart
+
+__all__ = ["file_ops_left", "unresolved_check"]
+
+_PATH = r"((?:[\w.-]+/)*[\w-][\w.-]*\.\w+)"
+_DELETE = rf"\b(?:delete|remove)\s+(?:the\s+)?(?:file\s+)?{_PATH}"
+_RENAME = rf"\b(?:rename|move)\s+(?:the\s+)?(?:file\s+)?{_PATH}\s+(?:to|as|into)\s+{_PATH}"
+_CHECK_NOTE = "\n\n[Check of "
+_CHANGING = frozenset({"write", "edit", "patch"})
+
+
+def _inside(root: Path, path: str) -> Path | None:
+    candidate = (root / path).resolve()
+    base = root.resolve()
+    return candidate if candidate == base or base in candidate.parents else None
+
+
+def file_ops_left(request: str, root: Path) -> str | None:
+    """What is left of the deletions and renames the request asks for, as the command that
+    does it, or None when the files are as asked (or the request asks for none)."""
+    left: list[str] = []
+    for match in re.finditer(_RENAME, request, re.I):
+        old, new = (_inside(root, p) for p in match.groups())
+        if old is not None and new is not None and old.exists() and not new.exists():
+            left.append(f"{match.group(1)} is still there. To rename it, call bash with: "
+                        f"mv {shlex.quote(match.group(1))} {shlex.quote(match.group(2))}")
+    renamed = {m.group(1) for m in re.finditer(_RENAME, request, re.I)}
+    for match in re.finditer(_DELETE, request, re.I):
+        path = _inside(root, match.group(1))
+        if match.group(1) not in renamed and path is not None and path.is_file():
+            left.append(f"{match.group(1)} still exists. To delete it, call bash with: "
+                        f"rm {shlex.quote(match.group(1))}")
+    return "\n".join(left) or None
+
+
+def unresolved_check(run: Iterable[Message]) -> str | None:
+    """The check note of the run's last completed change, when it reported problems."""
+    last: ToolPart | None = None
+    for message in run:
+        for part in message.parts:
+            if isinstance(part, ToolPart) and part.name in _CHANGING and part.state == "completed":
+                last = part
+    if last is None or _CHECK_NOTE not in last.output:
+        return None
+    return last.output[last.output.index(_CHECK_NOTE):].strip()

@@ -1,0 +1,99 @@
+"""The token of `totem serve` stays the same across restarts (a 0600 file in the user's data
+dir), `--new-token` replaces it, and it is printed only in the URL to open. `totem run`
+loads nothing of the web server; another ASGI server can serve the application."""
+
+from __future__ import annotations
+
+import http.client
+import json
+import os
+import signal
+import stat
+import subprocess
+import sys
+from pathlib import Path
+
+from tests.support.ports import free_port, http_ok, port_open, wait_until_serving
+from tests.support.web_serve import Served, project, scripted
+
+
+def test_the_token_survives_a_restart_and_new_token_rotates_it(tmp_path: Path) -> None:
+    root = project(tmp_path, scripted(tmp_path, []))
+    with Served(root) as first:
+        token = first.token
+        sid = first.new_session()
+    kept = tmp_path / "data" / "totem" / "serve-token"
+    assert kept.read_text().strip() == token
+    assert stat.S_IMODE(kept.stat().st_mode) == 0o600
+    with Served(root) as again:
+        assert again.token == token
+        assert again.json("GET", f"/api/sessions/{sid}")["session"]["id"] == sid
+        printed = "".join(again.output)
+    assert printed.count(token) == 1 and f"?token={token}" in printed
+    with Served(root, args=["--new-token"]) as rotated:
+        assert rotated.token != token
+        assert rotated.request("GET", "/api/sessions",
+                               headers={"Authorization": f"Bearer {token}"}, token=False)[0] == 403
+    assert kept.read_text().strip() == rotated.token
+
+
+def test_a_token_file_others_can_read_is_replaced(tmp_path: Path) -> None:
+    root = project(tmp_path, scripted(tmp_path, []))
+    kept = tmp_path / "data" / "totem" / "serve-token"
+    kept.parent.mkdir(parents=True)
+    kept.write_text("A" * 40 + "\n")
+    kept.chmod(0o644)
+    with Served(root) as served:
+        assert served.token != "A" * 40
+    assert stat.S_IMODE(kept.stat().st_mode) == 0o600
+
+
+def test_totem_run_loads_nothing_of_the_web_server(tmp_path: Path) -> None:
+    script = tmp_path / "script.json"
+    script.write_text(json.dumps([{"text": "Hi from the script."}]))
+    config = tmp_path / "config.yaml"
+    config.write_text(f"model: scripted/demo\nproviders:\n  scripted: {{kind: scripted, "
+                      f"options: {{script: '{script}'}}}}\n")
+    root = tmp_path / "project"
+    root.mkdir()
+    env = {"PATH": "/usr/bin:/bin", "HOME": str(tmp_path), "TOTEM_CONFIG": str(config),
+           "XDG_DATA_HOME": str(tmp_path / "data"), "XDG_CONFIG_HOME": str(tmp_path / "c"),
+           "XDG_CACHE_HOME": str(tmp_path / "cache"), "TERM": "dumb",
+           "PYTHONPATH": ":".join(sys.path)}
+    done = subprocess.run([sys.executable, "-X", "importtime", "-m", "totem", "run", "hello"],
+                          cwd=root, env=env, capture_output=True, text=True, timeout=60,
+                          stdin=subprocess.DEVNULL)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert "Hi from the script." in done.stdout
+    loaded = {line.rsplit("|", 1)[-1].strip() for line in done.stderr.splitlines() if "|" in line}
+    assert "totem.session.service" in loaded  # the import log is the one of the run
+    assert not {"starlette", "uvicorn", "h11", "totem.server"} & loaded
+
+
+def test_the_app_runs_under_another_asgi_server(tmp_path: Path) -> None:
+    """`totem.server.app:create_app` is an ASGI application factory: here uvicorn's own
+    command line serves it, with the kept token and every check of `totem serve`."""
+    root = project(tmp_path, scripted(tmp_path, []))
+    env = dict(os.environ, XDG_DATA_HOME=str(tmp_path / "data"),
+               XDG_CONFIG_HOME=str(tmp_path / "config"), PYTHONPATH=":".join(sys.path))
+    port = free_port()
+    server = subprocess.Popen(
+        [sys.executable, "-m", "uvicorn", "--factory", "totem.server.app:create_app",
+         "--host", "127.0.0.1", "--port", str(port), "--no-access-log"],
+        cwd=root, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        wait_until_serving(server, lambda: port_open(port), what="uvicorn", timeout=30)
+        token = (tmp_path / "data" / "totem" / "serve-token").read_text().strip()
+        conn = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
+        conn.request("GET", "/api/info", headers={"Authorization": f"Bearer {token}"})
+        answer = conn.getresponse()
+        assert answer.status == 200 and json.loads(answer.read())["name"] == "project"
+        conn.request("GET", "/api/info", headers={"Authorization": f"Bearer {token}",
+                                                  "Origin": "http://evil.example"})
+        answer = conn.getresponse()
+        assert answer.status == 403 and b"origin" in answer.read()
+        assert not http_ok(f"http://127.0.0.1:{port}/api/info")  # no token: refused
+    finally:
+        server.send_signal(signal.SIGTERM)
+        server.wait(30)
+
