@@ -116,3 +116,17 @@ def test_a_small_model_may_not_break_a_python_file(
     assert (project / "slug.py").read_text() == source
     call(Edit(), ctx, path="slug.py", old_string=old, new_string=new)  # a larger model may
     assert (project / "slug.py").read_text() != source
+
+
+def test_text_found_twice_lists_each_place_as_an_old_string_found_once(
+    project: Path, ctx: ToolContext, call: Call
+) -> None:
+    (project / "app.ini").write_text("[database]\nhost = db.internal\ntimeout = 30\n\n"
+                                     "[cache]\nhost = cache.internal\ntimeout = 30\n")
+    # the real 1.5B model sent this three times for "Set the database timeout to 45"
+    with pytest.raises(ToolError) as raised:
+        call(Edit(), ctx, path="app.ini", old_string="timeout = 30", new_string="timeout = 45")
+    assert str(raised.value).endswith(
+        'Each place, as an old_string found once: '
+        'line 3 (in [database]): "host = db.internal\\ntimeout = 30"; '
+        'line 7 (in [cache]): "host = cache.internal\\ntimeout = 30"')

@@ -74,10 +74,7 @@ class Edit:
         if count == 0:
             raise ToolError(_not_found(path, old, relative, ctx))
         if count > 1 and not args.replace_all:
-            raise ToolError(
-                f"old_string appears {count} times in {relative}; add more context to make it "
-                "unique, or set replace_all to replace every occurrence."
-            )
+            raise ToolError(_many(content, old, count, relative))
         updated = content.replace(old, new) if args.replace_all else content.replace(old, new, 1)
         return await _save(path, content, updated, count if args.replace_all else 1, ctx)
 
@@ -106,6 +103,23 @@ async def _create(path: Path, content: str, ctx: ToolContext) -> ToolResult:
     path.write_bytes(content.encode("utf-8"))
     done = f"Created {relative} ({lines_of(content)})."
     return ToolResult(done + after_write(ctx, path), title=relative)
+
+
+def _many(content: str, old: str, count: int, relative: str) -> str:
+    import json
+
+    from totem.tools.edit_match import section_of, unique_contexts
+
+    text = (f"old_string appears {count} times in {relative}; add more context to make it "
+            "unique, or set replace_all to replace every occurrence.")
+    places = []
+    for line, block in unique_contexts(content, old):
+        section = section_of(content, line)
+        where = f"line {line}" + (f" (in {section})" if section else "")
+        places.append(f"{where}: {json.dumps(block)}")
+    if places:
+        text += " Each place, as an old_string found once: " + "; ".join(places)
+    return text
 
 
 def _not_found(path: Path, old: str, relative: str, ctx: ToolContext) -> str:

@@ -12,7 +12,7 @@ import os
 import re  # compiled on first use (re caches them), not at start-up
 from pathlib import Path
 
-__all__ = ["appended", "found_elsewhere", "near_match"]
+__all__ = ["appended", "found_elsewhere", "near_match", "section_of", "unique_contexts"]
 
 _NUMBERED = r"^\s*\d+\t"  # read's "     3\t" before each line
 
@@ -126,4 +126,38 @@ def found_elsewhere(root: Path, old: str, *, besides: Path) -> list[str]:
                 continue
             if old in text:
                 found.append(path.relative_to(root).as_posix())
+    return found
+
+
+MAX_CONTEXTS = 3
+
+
+_SECTION = r"^\s*(?:\[[^\]]+\]|(?:async\s+)?def\s+\w+|class\s+\w+|[\w-]+:\s*$)"
+
+
+def section_of(content: str, line: int) -> str | None:
+    """The nearest header above line `line` (1-based): `[database]`, `def load`, `server:`."""
+    lines = content.split("\n")
+    for text in reversed(lines[: line - 1]):
+        found = re.match(_SECTION, text)
+        if found:
+            return found.group(0).strip()
+    return None
+
+
+def unique_contexts(content: str, old: str) -> list[tuple[int, str]]:
+    """For an old_string found several times: each place (its first line's number) with the
+    fewest whole lines around it, from the line above down, that appear once in the file;
+    a model picks the one it means instead of guessing at context."""
+    lines = content.split("\n")
+    starts = [i for i in range(len(content)) if content.startswith(old, i)]
+    found: list[tuple[int, str]] = []
+    for start in starts[:MAX_CONTEXTS]:
+        first = content.count("\n", 0, start)
+        last = content.count("\n", 0, start + len(old))
+        for above in range(first + 1):
+            block = "\n".join(lines[first - above:last + 1])
+            if content.count(block) == 1:
+                found.append((first + 1, block))
+                break
     return found
