@@ -55,7 +55,7 @@ def test_past_the_budget_only_the_files_that_concern_the_request(tmp_path: Path)
     assert read_paths(root, "Raise the maximum upload size to 100 MB.") == ["pkg/uploads.py"]
     # nothing in common with the request: the README, for a start, as much as fits
     calls = calls_ahead(root, "Tell me about this thing.", budget=8_000)
-    assert [c.args for c in calls[1:]] == [{"path": "README.md", "limit": 1599}]
+    assert [c.args for c in calls[1:]] == [{"path": "README.md", "limit": 60}]
 
 
 def test_an_empty_folder_has_nothing_to_read(tmp_path: Path) -> None:

@@ -29,6 +29,7 @@ MAX_FILES_SCANNED = 2_000  # a bigger project gets its listing and the files it 
 MAX_FILE_BYTES = 512_000  # a bigger file is not read ahead; the model reads what it needs
 MAX_FILES_READ = 8
 MAX_FILES_LISTED = 60
+MAX_PART_LINES = 60
 MIN_BUDGET = 2_000
 MAX_BUDGET = 16_000
 UNKNOWN_WINDOW_BUDGET = 8_000
@@ -169,7 +170,8 @@ def _chosen(files: list[_File], request: str, *, budget: int) -> list[_File]:
 
 
 def _read(file: _File, *, budget: int) -> AheadCall:
-    """A read of `file`: whole, or its first lines when it is bigger than the budget."""
+    """A read of `file`: whole, or its first lines (at most MAX_PART_LINES: a small model
+    lost in a long README answers about something else) when it is bigger than the budget."""
     if len(file.text) <= budget:
         return AheadCall("read", {"path": file.path})
     lines = 0
@@ -179,7 +181,7 @@ def _read(file: _File, *, budget: int) -> AheadCall:
         if used > budget:
             break
         lines += 1
-    return AheadCall("read", {"path": file.path, "limit": max(lines, 1)})
+    return AheadCall("read", {"path": file.path, "limit": min(max(lines, 1), MAX_PART_LINES)})
 
 
 def named_terms(request: str) -> list[str]:
