@@ -33,7 +33,13 @@ from totem.providers.localserver.serverinfo import (
     probe,
     probe_soon,
 )
-from totem.providers.localserver.stepmode import args_schema, step_events, step_request, step_schema
+from totem.providers.localserver.stepmode import (
+    args_schema,
+    loop_cut,
+    step_events,
+    step_request,
+    step_schema,
+)
 from totem.providers.openai_chat import ChatStreamState, finish, from_wire, to_wire
 from totem.providers.transport.overflow import context_overflow, window_in_error
 from totem.run.callguard import CallGuard, guard_calls
@@ -375,3 +381,25 @@ def test_an_answer_llama_server_sends_as_an_error_line_is_raised() -> None:
         with pytest.raises(InvalidRequest) as caught:
             asyncio.run(go())
     assert context_overflow(caught.value)
+
+
+def test_a_step_answer_that_loops_is_cut_after_its_first_copy() -> None:
+    # the real 1.5B model's answer to the README's example, looping to its token limit
+    unit = ("The project has a README.md file that provides information about the project. "
+            "The project has a .gitignore file that lists what Git ignores. ")
+    chunks = ['{"answer": "It is a coding agent. ', *([unit] * 40)]
+    produced: list[str] = []
+
+    async def stream() -> AsyncIterator[StreamEvent]:
+        for chunk in chunks:
+            produced.append(chunk)
+            yield TextChunk(chunk)
+        yield StreamEnd("length", "length")
+
+    out = asyncio.run(_collect(step_events(stream())))
+    text = "".join(e.text for e in out if isinstance(e, TextChunk))
+    assert text.startswith("It is a coding agent. The project has a README.md file")
+    assert text.count("README.md") == 1 and len(text) < 2 * len(unit) + 40
+    assert out[-1] == StreamEnd("stop", "repeated")
+    assert len(produced) < 10  # the stream was left long before its end
+    assert loop_cut("a plain answer with nothing repeated in it at all") is None

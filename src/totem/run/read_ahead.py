@@ -257,6 +257,9 @@ def calls_ahead(
     listing = AheadCall("glob", {"pattern": "**/*"}) if small else AheadCall("read", {"path": "."})
     chosen = _named(files, request) if many else _chosen(files, request, budget=budget)
     reads = [_read(f, budget=budget) for f in chosen]
+    if re.search(r"\b(?:list|files|folders?|director(?:y|ies)|tree|structure)\b", request, re.I):
+        # asked about the files themselves: the listing last, where a small model looks most
+        return [*reads, listing, *_searches(files, request, question=question)]
     return [listing, *reads, *_searches(files, request, question=question)]
 
 

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import re
 from collections.abc import AsyncIterator
 from functools import cache
 from pathlib import Path
@@ -34,7 +35,7 @@ from totem.providers.base import (
     ToolSpec,
 )
 
-__all__ = ["args_schema", "step_args", "step_events", "step_request", "step_schema"]
+__all__ = ["args_schema", "loop_cut", "step_args", "step_events", "step_request", "step_schema"]
 
 Json = dict[str, Any]
 ABORTED_OUTPUT = "[Aborted by user]"  # a call that did not finish, as every adapter says it
@@ -206,16 +207,59 @@ def _step(text: str) -> Json | None:
     return value if isinstance(value, dict) else None
 
 
+LOOP_TAIL = 80  # characters at the end of an answer looked for earlier in it
+LOOP_COPIES = 3  # that many copies: the model is repeating itself
+LOOP_EVERY = 200  # characters between two looks
+
+
+def loop_cut(text: str) -> int | None:
+    """Where to cut a text that has begun repeating itself (after its first copy of the
+    repeated piece), or None. Small models at a low temperature loop on one sentence until
+    the answer's token limit: minutes on a CPU."""
+    if len(text) < LOOP_TAIL * LOOP_COPIES:
+        return None
+    tail = text[-LOOP_TAIL:]
+    if text.count(tail) < LOOP_COPIES:
+        return None
+    return text.index(tail) + LOOP_TAIL
+
+
+def _salvaged(text: str) -> str:
+    """The answer in a step cut short: `{"answer": "...` without its end, as plain text."""
+    found = re.match(r'\s*\{\s*"answer"\s*:\s*"', text)
+    if found is None:
+        return text
+    body = text[found.end():]
+    try:
+        return str(json.loads(f'"{body.rstrip(chr(92))}"'))
+    except ValueError:
+        return body.replace("\\n", "\n").replace('\\"', '"')
+
+
 async def step_events(events: AsyncIterator[StreamEvent]) -> AsyncIterator[StreamEvent]:
     """The events of a step answer: its text held, then read as a call or an answer.
 
     Text that is not a step (the server did not constrain it) passes as text, for the
-    loop's reading of calls written as text.
+    loop's reading of calls written as text. An answer that starts repeating itself is cut
+    there and ended (the stream is closed, so the server stops generating).
     """
     text: list[str] = []
+    size = looked = 0
     async for event in events:
         if isinstance(event, TextChunk):
             text.append(event.text)
+            size += len(event.text)
+            if size - looked >= LOOP_EVERY:
+                looked = size
+                whole = "".join(text)
+                cut = loop_cut(whole)
+                if cut is not None:
+                    closing = getattr(events, "aclose", None)
+                    if closing is not None:  # the server stops generating
+                        await closing()
+                    yield TextChunk(_salvaged(whole[:cut]).strip())
+                    yield StreamEnd("stop", "repeated")
+                    return
             continue
         if isinstance(event, StreamEnd):
             for item in _read_step("".join(text), event):
