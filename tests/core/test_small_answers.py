@@ -309,3 +309,15 @@ def test_an_answer_after_a_failed_check_is_asked_to_fix_it(tmp_path: Path) -> No
     nudge = user_texts(provider.requests[3])[-1]
     assert "[Check of report.py: line 2: name 'json' is not defined" in nudge
     assert (tmp_path / "project" / "report.py").read_text().startswith("import json")
+
+
+def test_a_test_run_that_exits_non_zero_counts_as_run(tmp_path: Path) -> None:
+    with_config(tmp_path)
+    provider = ScriptedProvider([
+        call(("read", {"path": "utils.py"})),
+        call(("bash", {"command": "echo '5 failed, 8 passed'; exit 1"})),
+        reply("There are 5 tests that fail."),
+    ])
+    agent = make_agent(tmp_path, provider, tools=TOOLS, model=SMALL)
+    _, events = run_once(agent, "Run this project's tests and tell me how many of them fail.")
+    assert finished(events).reason == "finished" and len(provider.requests) == 3

@@ -125,11 +125,20 @@ def _missing(paths: Iterable[str], files: set[str]) -> list[str]:
     return missing
 
 
+def _ran(part: ToolPart) -> bool:
+    """Whether a call ran: it completed, or it is a command that ran and failed (a test run
+    with failures exits non-zero), not one that was refused or never started."""
+    if part.state == "completed":
+        return True
+    return (part.state == "error" and part.name == "bash" and part.title != "denied"
+            and not part.output.startswith(("Refused", "Not run", "[Aborted")))
+
+
 def _changed(history: Iterable[Message], tools: Mapping[str, Tool]) -> bool:
-    """Whether a call that can change the project completed in the session."""
+    """Whether a call that can change the project (or run a command) ran in the session."""
     for message in history:
         for part in message.parts:
-            if isinstance(part, ToolPart) and part.state == "completed":
+            if isinstance(part, ToolPart) and _ran(part):
                 tool = tools.get(part.name)
                 if tool is None or not tool.read_only:
                     return True
