@@ -62,14 +62,6 @@ def test_a_new_function_named_by_its_first_line_is_added_at_the_end(
         SOURCE + "\n\ndef clamp(value, low, high):\n    return max(low, min(value, high))\n")
 
 
-def test_a_line_named_by_itself_goes_on_the_next_line(
-    project: Path, ctx: ToolContext, call: Call
-) -> None:
-    (project / ".gitignore").write_text("dist/\n.venv/")
-    call(Edit(), ctx, path=".gitignore", old_string="*.log", new_string="*.log\n")
-    assert (project / ".gitignore").read_text() == "dist/\n.venv/\n*.log\n"
-
-
 def test_an_empty_old_string_adds_at_the_end_for_a_small_model_only(
     project: Path, ctx: ToolContext, call: Call
 ) -> None:
@@ -130,3 +122,14 @@ def test_text_found_twice_lists_each_place_as_an_old_string_found_once(
         'Each place, as an old_string found once: '
         'line 3 (in [database]): "host = db.internal\\ntimeout = 30"; '
         'line 7 (in [cache]): "host = cache.internal\\ntimeout = 30"')
+
+
+def test_text_that_is_nowhere_and_names_no_new_piece_is_an_error(
+    project: Path, ctx: ToolContext, call: Call
+) -> None:
+    (project / "package.json").write_text('{"version": "1.4.2"}\n')
+    # the real 0.5B model's edit for "Bump the version in package.json to 1.5.0"
+    with pytest.raises(ToolError, match="old_string was not found"):
+        call(Edit(), ctx, path="package.json", old_string="package.json",
+             new_string="package.json\nversion = 1.5.0")
+    assert (project / "package.json").read_text() == '{"version": "1.4.2"}\n'

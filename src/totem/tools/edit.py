@@ -62,13 +62,13 @@ class Edit:
             old, new = _crlf(old), _crlf(new)
             count = content.count(old)
         if count == 0:
-            from totem.tools.edit_match import near_match
+            from totem.tools.edit_match import near_match, starts_block
 
             near = near_match(content, old, new)
             if near is not None:
                 old, new = near
                 count = 1
-            elif old.strip() and new.startswith(old):
+            elif new.startswith(old) and starts_block(old):
                 return await _append(path, content, new, ctx,
                                      why=f"was not in {relative}; new_string begins with it")
         if count == 0:

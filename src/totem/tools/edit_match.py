@@ -12,7 +12,8 @@ import os
 import re  # compiled on first use (re caches them), not at start-up
 from pathlib import Path
 
-__all__ = ["appended", "found_elsewhere", "near_match", "section_of", "unique_contexts"]
+__all__ = ["appended", "found_elsewhere", "near_match", "section_of", "starts_block",
+           "unique_contexts"]
 
 _NUMBERED = r"^\s*\d+\t"  # read's "     3\t" before each line
 
@@ -81,6 +82,13 @@ def near_match(content: str, old: str, new: str) -> tuple[str, str] | None:
 
 
 _BLOCK_START = r"^(?:async\s+def|def|class|function|export|func|fn|pub|public|private|static)\b"
+
+
+def starts_block(text: str) -> bool:
+    """Whether `text` begins a new function or class (`def clamp(...)`, `class A`): a model
+    that names a new piece by its first line; anything else not found is an error (the 0.5B
+    named the file itself and would have had junk added)."""
+    return bool(text.strip()) and re.match(_BLOCK_START, text.lstrip()) is not None
 
 
 def appended(content: str, addition: str) -> str:
