@@ -8,12 +8,13 @@ import http.client
 import json
 import os
 import signal
+import socket
 import stat
 import subprocess
 import sys
 from pathlib import Path
 
-from tests.support.ports import free_port, http_ok, port_open, wait_until_serving
+from tests.support.ports import http_ok, port_open, wait_until_serving
 from tests.support.web_serve import Served, project, scripted
 
 
@@ -76,14 +77,24 @@ def test_the_app_runs_under_another_asgi_server(tmp_path: Path) -> None:
     root = project(tmp_path, scripted(tmp_path, []))
     env = dict(os.environ, XDG_DATA_HOME=str(tmp_path / "data"),
                XDG_CONFIG_HOME=str(tmp_path / "config"), PYTHONPATH=":".join(sys.path))
-    port = free_port()
+    # the test binds the socket and hands it over (--fd): a port picked first and bound
+    # later can be taken in between by another test of the suite
+    listener = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    listener.bind(("127.0.0.1", 0))
+    listener.listen(16)
+    port = listener.getsockname()[1]
     server = subprocess.Popen(
         [sys.executable, "-m", "uvicorn", "--factory", "totem.server.app:create_app",
-         "--host", "127.0.0.1", "--port", str(port), "--no-access-log"],
-        cwd=root, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+         "--fd", str(listener.fileno()), "--no-access-log"],
+        cwd=root, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+        pass_fds=(listener.fileno(),))
+    listener.close()
     try:
-        wait_until_serving(server, lambda: port_open(port), what="uvicorn", timeout=30)
-        token = (tmp_path / "data" / "totem" / "serve-token").read_text().strip()
+        kept = tmp_path / "data" / "totem" / "serve-token"
+        # the socket listens from the start: the app is up once it has written its token
+        wait_until_serving(server, lambda: kept.exists() and port_open(port), what="uvicorn",
+                           timeout=30)
+        token = kept.read_text().strip()
         conn = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
         conn.request("GET", "/api/info", headers={"Authorization": f"Bearer {token}"})
         answer = conn.getresponse()
