@@ -12,6 +12,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from tests.support.llama_like import Answer, LlamaLike, delta, sse, whole
 from totem.abort import AbortSignal
 from totem.events import Event, Notice, RunFinished, ToolEnd, ToolStart
@@ -108,15 +110,23 @@ def test_the_files_are_read_ahead_and_a_change_must_be_a_call(tmp_path: Path) ->
     assert isinstance(events[-1], RunFinished) and events[-1].reason == "finished"
 
 
-def test_a_question_is_answered_without_the_tools_that_change_files(tmp_path: Path) -> None:
-    answers = [_step('{"answer": "It is a jam-making library."}')]
+@pytest.mark.parametrize("request_text", [
+    "What kind of library is this project?",
+    "What does this project do? Answer in one or two sentences.",
+    # the real 0.5B model edited the test file when asked this
+    "Run this project's tests and tell me how many of them fail.",
+])
+def test_a_request_that_changes_nothing_is_offered_no_tool_that_changes_files(
+    tmp_path: Path, request_text: str
+) -> None:
+    answers = [_step('{"answer": "It is a jam-making library."}')] * 3
     with LlamaLike(answers) as server:
-        _run(tmp_path, server.base_url, "What kind of library is this project?")
+        _run(tmp_path, server.base_url, request_text)
         body = server.bodies[0]
     offered = [o["properties"]["tool"]["const"]
                for o in body["response_format"]["json_schema"]["schema"]["anyOf"]
                if "tool" in o["properties"]]
-    assert "read" in offered and "grep" in offered
+    assert "read" in offered and "grep" in offered and "bash" in offered
     assert "edit" not in offered and "write" not in offered
     assert "- edit(" not in body["messages"][0]["content"]
 

@@ -19,7 +19,8 @@ from typing import Literal
 from totem.messages import Message, ToolPart
 from totem.tools.base import Tool
 
-__all__ = ["AnswerCheck", "asked_action", "asks_change", "claims_change", "is_question",
+__all__ = ["AnswerCheck", "asked_action", "asks_change", "changes_nothing", "claims_change",
+           "is_question",
            "named_paths"]
 
 _EXTENSIONS = (
@@ -59,8 +60,16 @@ def asks_change(request: str) -> bool:
 
 
 def is_question(request: str) -> bool:
-    """Whether a request is a question ("How many ...?", "Which file ...?")."""
-    return bool(re.match(_QUESTION_START, request, re.I)) and request.rstrip().endswith("?")
+    """Whether a request is a question ("How many ...?", "What does it do? Answer in one
+    sentence."): it opens with a question word, and its first sentence ends with "?"."""
+    first = re.split(r"(?<=[.!?])\s", request.strip(), maxsplit=1)[0]
+    return bool(re.match(_QUESTION_START, first, re.I)) and first.endswith("?")
+
+
+def changes_nothing(request: str) -> bool:
+    """Whether a request can be done without changing a file: a question, or a command to
+    run and report on ("Run the tests and tell me how many fail")."""
+    return is_question(request) or asked_action(request) == "run"
 
 
 def asked_action(request: str) -> Literal["change", "run"] | None:

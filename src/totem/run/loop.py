@@ -54,7 +54,12 @@ from totem.providers.localserver.stepmode import step_events, step_request
 from totem.providers.transport.overflow import context_overflow, window_in_error
 from totem.providers.transport.retry import stream_with_retry
 from totem.run.agent import Agent, CacheClock
-from totem.run.answer_check import MIN_REQUEST_WORDS, AnswerCheck, asks_change, is_question
+from totem.run.answer_check import (
+    MIN_REQUEST_WORDS,
+    AnswerCheck,
+    asks_change,
+    changes_nothing,
+)
 from totem.run.callguard import CallGuard, guard_calls
 from totem.run.compaction import (
     Compactor,
@@ -458,7 +463,7 @@ class Run:
         if sampling.constrained and request.tools:
             answer = not self.answers.must_act
             self.answers.must_act = False
-            if is_question(self._request_text()):  # a small model edited to answer one
+            if changes_nothing(self._request_text()):  # small models edited to answer one
                 kept = [t for t in request.tools if t.name not in CHANGING_TOOLS]
                 request = dataclasses.replace(request, tools=kept or request.tools)
             stepped = step_request(request, engine=sampling.engine, answer=answer)
