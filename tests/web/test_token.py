@@ -108,3 +108,13 @@ def test_the_app_runs_under_another_asgi_server(tmp_path: Path) -> None:
         server.send_signal(signal.SIGTERM)
         server.wait(30)
 
+
+
+def test_httpx_comes_without_its_command_line_client() -> None:
+    # httpx loads rich, pygments and click for its own CLI whenever they are installed
+    code = ("import sys, totem, httpx; "
+            "print(sorted({'rich', 'pygments', 'click', 'httpx._main'} & set(sys.modules)))")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          timeout=60, env=dict(os.environ, PYTHONPATH=":".join(sys.path)))
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "[]"
