@@ -59,15 +59,18 @@ def test_real_model_calls_a_tool_and_the_run_ends_visibly(llama_url: str, tmp_pa
     after_first = events[events.index(steps[0]) + 1 :]
     first = after_first[0] if after_first else {}
     assert first.get("type") == "tool_start", f"the first step made no tool call: {events[:20]}"
-    assert first["name"] == "read" and isinstance(first["input"], dict)
+    # README.md was read ahead by totem; the model's own first call is any offered tool
+    assert first["name"] in ("read", "glob", "grep", "edit", "write", "bash")
+    assert isinstance(first["input"], dict)
     first_end = next(e for e in after_first if e["type"] == "tool_end")
     assert first_end["call_id"] == first["call_id"]
     assert "Invalid arguments" not in first_end["output"]
     # and the run ends with a visible reason, never hanging
     end = events[-2]  # the last line is the result object
     assert end["type"] == "run_finished"
-    assert end["reason"] in ("finished", "repeat", "step_limit"), end
-    assert done.returncode in (0, 3)
+    # an edit asked without --yes is refused: three refusals also end the run by itself
+    assert end["reason"] in ("finished", "repeat", "step_limit", "rejected", "unverified"), end
+    assert done.returncode in (0, 3, 4)
 
 
 def test_detection_finds_llama_server_and_totem_uses_it(llama_url: str, tmp_path: Path) -> None:

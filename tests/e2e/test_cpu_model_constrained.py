@@ -86,9 +86,10 @@ def test_the_small_model_served_as_local_takes_constrained_steps(
         events[:20]
     ends = [e for e in events if e["type"] == "tool_end"]
     assert all("Invalid arguments" not in e["output"] for e in ends)
-    assert events[-2]["type"] == "run_finished"
-    assert events[-2]["reason"] in ("finished", "repeat", "step_limit"), events[-2]
-    assert done.returncode in (0, 3)
+    end = next(e for e in events if e["type"] == "run_finished")
+    # without --yes an edit is refused, and three refusals end the run by themselves
+    assert end["reason"] in ("finished", "repeat", "step_limit", "rejected", "unverified"), end
+    assert done.returncode in (0, 3, 4)
 
 
 def test_a_change_asked_of_the_small_model_starts_from_the_files_read_ahead(
@@ -121,5 +122,5 @@ def test_a_change_asked_of_the_small_model_starts_from_the_files_read_ahead(
     options = first["response_format"]["json_schema"]["schema"]["anyOf"]
     assert all("tool" in o["properties"] for o in options)
     assert len(starts) > 2, events[:20]
-    assert events[-1]["type"] == "run_finished", events[-3:]
+    assert any(e["type"] == "run_finished" for e in events), events[-3:]
     assert done.returncode in (0, 3, 4)
