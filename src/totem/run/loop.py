@@ -17,7 +17,7 @@ import asyncio
 import dataclasses
 import json
 import time
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Callable, Mapping
 
 from totem.abort import Aborted, AbortSignal
 from totem.events import (
@@ -91,6 +91,11 @@ REPEAT_NOTE = (
     "You are repeating the same tool call and getting the same result. Do not call any tool. "
     "Answer now with what you have."
 )
+
+
+def _call_key(name: str, args: Mapping[str, object]) -> tuple[str, object]:
+    """A read, glob or grep by what it looked at: its pattern, else its path."""
+    return name, args.get("pattern") or args.get("path")
 
 
 def _change_notice(*, new: set[str] | frozenset[str], gone: set[str] | frozenset[str]) -> str:
@@ -221,8 +226,7 @@ class Run:
         calls = [
             c for c in calls_ahead(self.agent.root, request, question=not asks_change(request),
                                    budget=budget_for(self.compactor.window))
-            if c.name in self.tools and (c.name, c.args.get("pattern") or c.args.get("path"))
-            not in done
+            if c.name in self.tools and _call_key(c.name, c.args) not in done
         ]
         if not calls:
             return
@@ -245,7 +249,7 @@ class Run:
         for message in self.history:
             for part in message.parts:
                 if isinstance(part, ToolPart) and part.state == "completed" and part.input:
-                    done.add((part.name, part.input.get("pattern") or part.input.get("path")))
+                    done.add(_call_key(part.name, part.input))
         return done
 
     async def _loop(self) -> tuple[FinishReason, str]:
