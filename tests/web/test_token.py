@@ -7,14 +7,14 @@ from __future__ import annotations
 import http.client
 import json
 import os
+import re
 import signal
-import socket
 import stat
 import subprocess
 import sys
 from pathlib import Path
 
-from tests.support.ports import http_ok, port_open, wait_until_serving
+from tests.support.ports import http_ok, wait_until_serving
 from tests.support.web_serve import Served, project, scripted
 
 
@@ -77,23 +77,21 @@ def test_the_app_runs_under_another_asgi_server(tmp_path: Path) -> None:
     root = project(tmp_path, scripted(tmp_path, []))
     env = dict(os.environ, XDG_DATA_HOME=str(tmp_path / "data"),
                XDG_CONFIG_HOME=str(tmp_path / "config"), PYTHONPATH=":".join(sys.path))
-    # the test binds the socket and hands it over (--fd): a port picked first and bound
-    # later can be taken in between by another test of the suite
-    listener = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-    listener.bind(("127.0.0.1", 0))
-    listener.listen(16)
-    port = listener.getsockname()[1]
-    server = subprocess.Popen(
-        [sys.executable, "-m", "uvicorn", "--factory", "totem.server.app:create_app",
-         "--fd", str(listener.fileno()), "--no-access-log"],
-        cwd=root, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-        pass_fds=(listener.fileno(),))
-    listener.close()
+    # uvicorn binds a port of its own choosing (--port 0) and names it in its log: a port
+    # picked by the test and bound later could be taken in between by another test
+    log = tmp_path / "uvicorn.log"
+    with log.open("wb") as sink:
+        server = subprocess.Popen(
+            [sys.executable, "-m", "uvicorn", "--factory", "totem.server.app:create_app",
+             "--host", "127.0.0.1", "--port", "0", "--no-access-log"],
+            cwd=root, env=env, stdout=sink, stderr=subprocess.STDOUT)
     try:
         kept = tmp_path / "data" / "totem" / "serve-token"
-        # the socket listens from the start: the app is up once it has written its token
-        wait_until_serving(server, lambda: kept.exists() and port_open(port), what="uvicorn",
-                           timeout=30)
+        wait_until_serving(server, lambda: kept.exists() and "running on http" in
+                           log.read_text(errors="replace"), what="uvicorn", timeout=30, log=log)
+        found = re.search(r"running on http://127\.0\.0\.1:(\d+)", log.read_text())
+        assert found, log.read_text()
+        port = int(found.group(1))
         token = kept.read_text().strip()
         conn = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
         conn.request("GET", "/api/info", headers={"Authorization": f"Bearer {token}"})
