@@ -321,3 +321,62 @@ def test_a_test_run_that_exits_non_zero_counts_as_run(tmp_path: Path) -> None:
     agent = make_agent(tmp_path, provider, tools=TOOLS, model=SMALL)
     _, events = run_once(agent, "Run this project's tests and tell me how many of them fail.")
     assert finished(events).reason == "finished" and len(provider.requests) == 3
+
+
+def test_a_file_to_write_that_is_not_there_is_named_with_the_call(tmp_path: Path) -> None:
+    with_config(tmp_path)
+    (tmp_path / "project" / "stack.py").write_text("class Stack:\n    pass\n")
+    provider = ScriptedProvider([
+        call(("read", {"path": "stack.py"})),
+        # the real 1.5B answer: the test described, not written
+        reply("The test file tests/test_stack.py should contain a test case for pop."),
+        call(("write", {"path": "tests/test_stack.py", "content": "def test_pop():\n    pass\n"})),
+        reply("Wrote tests/test_stack.py."),
+    ])
+    agent = make_agent(tmp_path, provider, tools=TOOLS, model=SMALL)
+    _, events = run_once(agent, "Write a pytest test file tests/test_stack.py for the Stack "
+                                "class in stack.py.")
+    assert finished(events).reason == "finished"
+    nudge = user_texts(provider.requests[2])[-1]
+    assert ("tests/test_stack.py does not exist yet. To create it, call write with path "
+            "tests/test_stack.py") in nudge
+    assert (tmp_path / "project" / "tests" / "test_stack.py").is_file()
+
+
+def test_a_line_to_add_to_a_file_is_no_file_to_create(tmp_path: Path) -> None:
+    from totem.run.request_state import file_ops_left
+
+    with_config(tmp_path)
+    root = tmp_path / "project"
+    assert file_ops_left("Add a line 'done' to notes.txt.", root) is None
+    assert file_ops_left("Create a file called hello.txt that says hi.", root) == (
+        "hello.txt does not exist yet. To create it, call write with path hello.txt and the "
+        "file's whole content.")
+    assert file_ops_left("Fix the typo in config.ini.", root) is None
+
+
+def test_the_section_the_request_names_picks_the_place_of_an_edit(tmp_path: Path) -> None:
+    """The request reaches a small model's edit: `timeout = 30` is under two headers."""
+    with_config(tmp_path)
+    ini = tmp_path / "project" / "app.ini"
+    ini.write_text("[database]\ntimeout = 30\n\n[cache]\ntimeout = 30\n")
+    provider = ScriptedProvider([
+        call(("read", {"path": "app.ini"})),
+        call(("edit", {"path": "app.ini", "old_string": "timeout = 30",
+                       "new_string": "timeout = 45"})),
+        reply("Set the database timeout to 45."),
+    ])
+    agent = make_agent(tmp_path, provider, tools=TOOLS, model=SMALL)
+    _, events = run_once(agent, "In app.ini, set the database timeout to 45 seconds.")
+    assert finished(events).reason == "finished"
+    assert ini.read_text() == "[database]\ntimeout = 45\n\n[cache]\ntimeout = 30\n"
+    ini.write_text("[database]\ntimeout = 30\n\n[cache]\ntimeout = 30\n")
+    hosted = make_agent(tmp_path, ScriptedProvider([
+        call(("read", {"path": "app.ini"})),
+        call(("edit", {"path": "app.ini", "old_string": "timeout = 30",
+                       "new_string": "timeout = 50"})),
+        reply("Tried."),
+    ]), tools=TOOLS, model=HOSTED)
+    _, events = run_once(hosted, "In app.ini, set the database timeout to 50 seconds.")
+    assert any(isinstance(e, ToolEnd) and e.is_error and "appears 2 times" in e.output
+               for e in events)

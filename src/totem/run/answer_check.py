@@ -219,6 +219,10 @@ class AnswerCheck:
                     "model to check.", absent)
         act = self.act_nudge(run, request)
         if act is not None:
+            left = file_ops_left(request, self.root)
+            if left is not None:  # the exact call is more use than "do it now"
+                self.state_nudged.add("files")
+                act = state_nudge(left, request)
             return ("The request asks for a change or a command and none was made; asking "
                     "the model to do it.", act)
         for kind, left in (("files", file_ops_left(request, self.root)),

@@ -70,6 +70,7 @@ class ToolRunner:
         self.seen_calls: dict[str, int] = {}
         self._read_first: ReadFirst | None = None
         self.hands_off: HandsOff | None = None  # what the request says not to change
+        self.request = ""  # the person's request of the run, for a small model's edits
 
     async def execute(self, message: Message, calls: list[ToolPart]) -> None:
         index = 0
@@ -201,7 +202,16 @@ class ToolRunner:
             asks=self.asks,
             after_write=self.agent.after_write,
             small_model=self.agent.profile.small,
+            request=self.request,
+            change_refusal=self._change_refusal,
         )
+
+    def _change_refusal(self, path: str) -> str | None:
+        """Why an edit of `path` that the model did not ask for by name would be refused."""
+        refused = self.read_first.refusal("edit", {"path": path})
+        if refused is None and self.hands_off:
+            refused = self.hands_off.refusal([path])
+        return refused
 
     def finish(self, message: Message, part: ToolPart, output: str, error: bool) -> None:
         output = self.agent.redact(output)

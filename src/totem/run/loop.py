@@ -208,11 +208,13 @@ class Run:
             self.emit(Notice(_change_notice(new=now - shown, gone=shown - now)))
 
     def _keep_hands_off(self) -> None:
-        """A small model is refused changes of the files the request says to leave alone."""
+        """A small model's tools hold the request: changes of the files it says to leave
+        alone are refused, and an edit that fits several places is made where it names."""
         if self.agent.profile.small:
             from totem.run.hands_off import hands_off
 
-            self.runner.hands_off = hands_off(self._request_text())
+            self.runner.request = self._request_text()
+            self.runner.hands_off = hands_off(self.runner.request)
 
     async def _read_ahead(self) -> None:
         """For a small model, list the project and read the files the request most likely

@@ -1,9 +1,10 @@
 """Is what the request asked for true of the project now? Two checks a small model's
 closing answer gets before it is accepted.
 
-- A file the request asks to delete that still exists, or one to rename that is still
-  under its old name: the 1.5B model "deleted" a file by emptying it with edit, then said
-  "Deleted old_notes.txt". The nudge gives the exact command.
+- A file the request asks to delete that still exists, one to rename that is still under
+  its old name, or one to create that is not there: the 1.5B model "deleted" a file by
+  emptying it with edit, then said "Deleted old_notes.txt"; asked to write
+  tests/test_stack.py, it edited stack.py. The nudge gives the exact command or call.
 - A change whose last result carries the Python check's note (`[Check of app.py: ...]`,
   see tools/python_check.py): the model answered as if the file were fine.
 """
@@ -22,6 +23,11 @@ __all__ = ["file_ops_left", "unresolved_check"]
 _PATH = r"((?:[\w.-]+/)*[\w-][\w.-]*\.\w+)"
 _DELETE = rf"\b(?:delete|remove)\s+(?:the\s+)?(?:file\s+)?{_PATH}"
 _RENAME = rf"\b(?:rename|move)\s+(?:the\s+)?(?:file\s+)?{_PATH}\s+(?:to|as|into)\s+{_PATH}"
+# "write a pytest test file tests/test_x.py", "create notes/todo.md": the words between the
+# verb and the path name the kind of file, never a place ("add a line to notes.txt")
+_CREATE = (rf"\b(?:create|write|add|make)\s+(?:a\s+|an\s+|the\s+)?(?:new\s+)?"
+           rf"(?:(?!to\b|in\b|into\b|inside\b|from\b)[\w-]+\s+){{0,3}}?(?:called\s+|named\s+)?"
+           rf"{_PATH}")
 _CHECK_NOTE = "\n\n[Check of "
 _CHANGING = frozenset({"write", "edit", "patch"})
 
@@ -47,7 +53,12 @@ def file_ops_left(request: str, root: Path) -> str | None:
         if match.group(1) not in renamed and path is not None and path.is_file():
             left.append(f"{match.group(1)} still exists. To delete it, call bash with: "
                         f"rm {shlex.quote(match.group(1))}")
-    return "\n".join(left) or None
+    for match in re.finditer(_CREATE, request, re.I):
+        path = _inside(root, match.group(1))
+        if path is not None and not path.exists():
+            left.append(f"{match.group(1)} does not exist yet. To create it, call write with "
+                        f"path {match.group(1)} and the file's whole content.")
+    return "\n".join(dict.fromkeys(left)) or None
 
 
 def unresolved_check(run: Iterable[Message]) -> str | None:

@@ -13,7 +13,7 @@ from totem.tools.hooks import after_write
 from totem.tools.read import is_binary, not_found
 from totem.tools.write import line_count, lines_of
 
-__all__ = ["Edit", "EditInput"]
+__all__ = ["Edit", "EditInput", "save"]
 
 
 class EditInput(BaseModel):
@@ -45,6 +45,12 @@ class Edit:
                 raise ToolError(f"{missing} To create a new file, use write.")
             return await _create(path, args.new_string, ctx)
         content = _text(path, relative)
+        if ctx.small_model:
+            from totem.tools.edit_small import small_reading
+
+            reading = await small_reading(path, content, args, ctx)
+            if reading is not None:
+                return reading
         if not args.old_string and content and ctx.small_model and args.new_string.strip():
             return await _append(path, content, args.new_string, ctx, why="was empty")
         if not args.old_string:
@@ -55,7 +61,7 @@ class Edit:
                     "To add at the end, old_string is the file's last line and new_string is "
                     "that line, a line break, and the new text."
                 )
-            return await _save(path, content, args.new_string, 1, ctx)
+            return await save(path, content, args.new_string, 1, ctx)
         old, new = args.old_string, args.new_string
         count = content.count(old)
         if count == 0 and "\r\n" in content and "\n" in old:
@@ -76,7 +82,7 @@ class Edit:
         if count > 1 and not args.replace_all:
             raise ToolError(_many(content, old, count, relative))
         updated = content.replace(old, new) if args.replace_all else content.replace(old, new, 1)
-        return await _save(path, content, updated, count if args.replace_all else 1, ctx)
+        return await save(path, content, updated, count if args.replace_all else 1, ctx)
 
 
 def _crlf(text: str) -> str:
@@ -141,12 +147,12 @@ async def _append(
     The piece goes at the end of the file."""
     from totem.tools.edit_match import appended
 
-    result = await _save(path, before, appended(before, addition), 1, ctx)
+    result = await save(path, before, appended(before, addition), 1, ctx)
     note = f"[old_string {why}, so new_string was added at the end of the file.]\n"
     return ToolResult(note + result.output, title=result.title)
 
 
-async def _save(path: Path, before: str, after: str, replaced: int, ctx: ToolContext) -> ToolResult:
+async def save(path: Path, before: str, after: str, replaced: int, ctx: ToolContext) -> ToolResult:
     relative = ctx.relative(path)
     if ctx.small_model:  # a small model rarely mends a file it broke: keep it whole
         from totem.tools.python_check import breaks_python

@@ -109,13 +109,13 @@ MAX_FILE_BYTES = 512_000
 _SKIP_DIRS = frozenset({".git", "node_modules", ".venv", "venv", "__pycache__", ".tox"})
 
 
-def found_elsewhere(root: Path, old: str, *, besides: Path) -> list[str]:
-    """The project's other files (at most three) that hold `old` as written: a model often
-    edits the file that uses a text instead of the one that holds it."""
+def found_elsewhere(root: Path, old: str, *, besides: Path) -> dict[str, str]:
+    """The project's other files (at most three) that hold `old` as written, path -> text: a
+    model often edits the file that uses a text instead of the one that holds it."""
     if len(old.strip()) < 4:
-        return []
+        return {}
     root = Path(os.path.realpath(root))
-    found: list[str] = []
+    found: dict[str, str] = {}
     seen = 0
     for folder, dirs, names in os.walk(root):
         dirs[:] = sorted(d for d in dirs if d not in _SKIP_DIRS)
@@ -133,7 +133,7 @@ def found_elsewhere(root: Path, old: str, *, besides: Path) -> list[str]:
             except (OSError, UnicodeDecodeError):
                 continue
             if old in text:
-                found.append(path.relative_to(root).as_posix())
+                found[path.relative_to(root).as_posix()] = text
     return found
 
 
