@@ -380,3 +380,25 @@ def test_the_section_the_request_names_picks_the_place_of_an_edit(tmp_path: Path
     _, events = run_once(hosted, "In app.ini, set the database timeout to 50 seconds.")
     assert any(isinstance(e, ToolEnd) and e.is_error and "appears 2 times" in e.output
                for e in events)
+
+
+def test_a_failed_edit_is_told_the_file_the_request_asks_to_create(tmp_path: Path) -> None:
+    """The real 0.5B run of "create NOTES.md": it edited README.md with the new line as
+    old_string, three times; the error now names the call that does what was asked."""
+    with_config(tmp_path)
+    (tmp_path / "project" / "README.md").write_text("# Harbor\n\nA tiny release tracker.\n")
+    provider = ScriptedProvider([
+        call(("read", {"path": "README.md"})),
+        call(("edit", {"path": "README.md", "old_string": "Release 4.2 ships on Friday",
+                       "new_string": "Release 4.2 ships on Monday"})),
+        call(("write", {"path": "NOTES.md", "content": "Release 4.2 ships on Friday\n"})),
+        reply("Created NOTES.md."),
+    ])
+    agent = make_agent(tmp_path, provider, tools=TOOLS, model=SMALL)
+    _, events = run_once(agent, "Create a file NOTES.md with the line: Release 4.2 ships on "
+                                "Friday")
+    errors = [e.output for e in events if isinstance(e, ToolEnd) and e.is_error]
+    assert errors and errors[0].endswith(
+        "[The request still asks for this: NOTES.md does not exist yet. To create it, call "
+        "write with path NOTES.md and the file's whole content.]")
+    assert (tmp_path / "project" / "NOTES.md").is_file()

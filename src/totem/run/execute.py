@@ -133,7 +133,7 @@ class ToolRunner:
         try:
             result = await tool.run(args, ctx)
         except ToolError as exc:
-            self.finish(message, part, str(exc), error=True)
+            self.finish(message, part, str(exc) + self._still_asked(tool), error=True)
         except PermissionDenied as exc:
             part.title = "denied"
             self.finish(message, part, exc.message, error=True)
@@ -205,6 +205,17 @@ class ToolRunner:
             request=self.request,
             change_refusal=self._change_refusal,
         )
+
+    def _still_asked(self, tool: Tool) -> str:
+        """Under a small model's failed change: the file the request asks to create, delete
+        or rename that is not yet as asked, with the call that does it (the 0.5B edited
+        README.md three times over, asked to create NOTES.md)."""
+        if not (self.request and self.agent.profile.small) or tool.read_only:
+            return ""
+        from totem.run.request_state import file_ops_left
+
+        left = file_ops_left(self.request, self.agent.root)
+        return f"\n[The request still asks for this: {left}]" if left else ""
 
     def _change_refusal(self, path: str) -> str | None:
         """Why an edit of `path` that the model did not ask for by name would be refused."""
