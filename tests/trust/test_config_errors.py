@@ -74,7 +74,9 @@ def test_a_wrong_type_is_an_error(folders: Path) -> None:
     assert "tools.bash.forbidden: expected a list, not text" in done.stderr
 
 
-def test_the_project_file_and_totem_config_are_checked_too(folders: Path) -> None:
+def test_the_project_file_and_totem_config_are_checked_too(
+    folders: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     project = folders / "project" / ".totem" / "config.yaml"
     project.write_text("modle: a/b\n")  # an untrusted folder: still read, still checked
     done = totem_run(folders)
@@ -83,7 +85,9 @@ def test_the_project_file_and_totem_config_are_checked_too(folders: Path) -> Non
     project.unlink()
     extra = folders / "extra.yaml"
     extra.write_text("providers:\n  p: {kind: openai, base_url: 'http://x/v1', keys: k}\n")
-    os.environ["TOTEM_CONFIG"] = str(extra)  # monkeypatch restores the variable
+    # set through monkeypatch, which takes it away after the test (the fixture's delenv of a
+    # variable that was not set records nothing to restore)
+    monkeypatch.setenv("TOTEM_CONFIG", str(extra))
     done = totem_run(folders)
     assert done.returncode == 2 and f"{extra}: providers.p.keys" in done.stderr
     assert "did you mean 'key'?" in done.stderr

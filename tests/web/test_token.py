@@ -75,8 +75,10 @@ def test_the_app_runs_under_another_asgi_server(tmp_path: Path) -> None:
     """`totem.server.app:create_app` is an ASGI application factory: here uvicorn's own
     command line serves it, with the kept token and every check of `totem serve`."""
     root = project(tmp_path, scripted(tmp_path, []))
-    env = dict(os.environ, XDG_DATA_HOME=str(tmp_path / "data"),
-               XDG_CONFIG_HOME=str(tmp_path / "config"), PYTHONPATH=":".join(sys.path))
+    env = {name: value for name, value in os.environ.items()
+           if name not in ("TOTEM_CONFIG", "TOTEM_STORE")}
+    env.update(XDG_DATA_HOME=str(tmp_path / "data"), XDG_CONFIG_HOME=str(tmp_path / "config"),
+               PYTHONPATH=":".join(sys.path))
     # uvicorn binds a port of its own choosing (--port 0) and names it in its log: a port
     # picked by the test and bound later could be taken in between by another test
     log = tmp_path / "uvicorn.log"
