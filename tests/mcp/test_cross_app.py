@@ -14,13 +14,13 @@ from pathlib import Path
 from urllib.parse import parse_qs
 
 import pytest
+from mcp.client.auth import OAuthFlowError
 
 from tests.support.local_http import Recorded, Reply, Server, scripted_server
 from tests.support.mcp_servers import Person
 from totem.mcp.config import HttpServer, IdentityProvider, OAuthSettings
 from totem.mcp.cross_app import request_id_jag
 from totem.mcp.manager import McpManager
-from totem.mcp.oauth import SignInError
 from totem.settings.config import Secret
 
 ID_TOKEN = "eyJhbGciOiJFUzI1NiJ9.the-persons-id-token.c2lnbmF0dXJl"
@@ -104,7 +104,7 @@ def test_a_refused_id_token_is_explained_without_showing_it(tmp_path: Path, secr
     with scripted_server(protected_server()) as mcp, \
             scripted_server({("POST", "/token"): lambda seen: refusing_idp()}) as idp:
         detail = asyncio.run(start(tmp_path, cross_app_server(mcp, idp)))
-    assert detail.startswith("failed: the identity provider refused the token exchange")
+    assert detail.startswith("failed: signing in failed: the identity provider refused the token")
     assert "invalid_grant" in detail and "has expired" in detail
     assert ID_TOKEN not in detail and IDP_SECRET not in detail
     [exchange] = idp.requests
@@ -145,5 +145,5 @@ def test_a_configured_issuer_is_the_only_authorization_server_asked(
 def test_the_id_token_goes_only_over_https_or_to_this_machine(secrets: Path) -> None:
     idp = IdentityProvider(token_endpoint="http://idp.example.org/token", client_id="c",
                            id_token=Secret("${env:XAA_ID}"))
-    with pytest.raises(SignInError, match="not https"):
+    with pytest.raises(OAuthFlowError, match="not https"):
         asyncio.run(request_id_jag(idp, audience="https://as.example", resource="https://r/mcp"))

@@ -22,6 +22,7 @@ from urllib.parse import urlsplit
 
 import anyio
 import httpx2
+from mcp.client.auth import OAuthFlowError
 from mcp.client.auth.extensions.identity_assertion import IdentityAssertionOAuthProvider
 from mcp.client.auth.utils import (
     build_protected_resource_metadata_discovery_urls,
@@ -33,7 +34,6 @@ from mcp.shared.auth import ProtectedResourceMetadata
 from mcp.shared.auth_utils import check_resource_allowed, resource_url_from_server_url
 
 from totem.mcp.config import HttpServer, IdentityProvider, resolve_secrets
-from totem.mcp.oauth import SignInError
 from totem.mcp.oauth_store import KeyStoreTokens
 
 __all__ = ["CrossAppAccessAuth", "request_id_jag"]
@@ -49,7 +49,7 @@ def _check_endpoint(url: str) -> None:
     """The ID token travels only over https, or to this machine."""
     parts = urlsplit(url)
     if parts.scheme != "https" and parts.hostname not in LOOPBACK:
-        raise SignInError(f"the identity provider's token endpoint {url} is not https; "
+        raise OAuthFlowError(f"the identity provider's token endpoint {url} is not https; "
                           "the ID token is not sent there")
 
 
@@ -75,13 +75,13 @@ async def request_id_jag(
             response = await http.post(idp.token_endpoint, data=form,
                                        headers={"Accept": "application/json"})
         except httpx2.TransportError as exc:
-            raise SignInError(f"the identity provider could not be reached: "
+            raise OAuthFlowError(f"the identity provider could not be reached: "
                               f"{exc or type(exc).__name__}") from None
     return _id_jag_of(response, hide=list(secrets.values()))
 
 
 def _id_jag_of(response: httpx2.Response, *, hide: list[str]) -> str:
-    """The ID-JAG of the identity provider's answer, or a SignInError saying why not (its
+    """The ID-JAG of the identity provider's answer, or a OAuthFlowError saying why not (its
     `error` and `error_description`, with nothing of the ID token or the secret in it)."""
     try:
         body = response.json()
@@ -93,12 +93,12 @@ def _id_jag_of(response: httpx2.Response, *, hide: list[str]) -> str:
         reason = " - ".join(str(body[k]) for k in ("error", "error_description") if body.get(k))
         for secret in hide:
             reason = reason.replace(secret, "****")
-        raise SignInError(f"the identity provider refused the token exchange (HTTP "
+        raise OAuthFlowError(f"the identity provider refused the token exchange (HTTP "
                           f"{response.status_code}{': ' + reason if reason else ''}); "
                           "if the ID token has expired, store a fresh one")
     grant = body.get("access_token")
     if body.get("issued_token_type") != ID_JAG or not isinstance(grant, str) or not grant:
-        raise SignInError("the identity provider answered the token exchange without an "
+        raise OAuthFlowError("the identity provider answered the token exchange without an "
                           "ID-JAG (issued_token_type " + str(body.get("issued_token_type")) + ")")
     return grant
 
@@ -165,9 +165,9 @@ class CrossAppAccessAuth(httpx2.Auth):
     def _issuer_of(self, metadata: ProtectedResourceMetadata | None) -> str:
         """The authorization server the server's own metadata names for it."""
         if metadata is None:
-            raise SignInError("the server publishes no protected-resource metadata naming "
+            raise OAuthFlowError("the server publishes no protected-resource metadata naming "
                               "its authorization server; set oauth.issuer")
         if not check_resource_allowed(self._resource, str(metadata.resource)):
-            raise SignInError(f"the server's protected-resource metadata is for "
+            raise OAuthFlowError(f"the server's protected-resource metadata is for "
                               f"{metadata.resource}, not {self._resource}")
         return str(metadata.authorization_servers[0])
