@@ -231,6 +231,11 @@ def test_cross_app_access_needs_the_client_and_the_identity_provider(tmp_path: P
             **base, "idp": {"token_endpoint": "https://idp.example/token", "client_id": "x"}}},
         "badurl": {"url": "https://e.example/mcp", "oauth": {
             **base, "idp": {**idp, "token_endpoint": "idp.example/token"}}},
+        "command": {"url": "https://g.example/mcp", "oauth": {**base, "idp": {
+            "token_endpoint": "https://idp.example/token", "client_id": "x",
+            "id_token_command": "idp-cli print-id-token --profile 'work laptop'"}}},
+        "both": {"url": "https://h.example/mcp", "oauth": {
+            **base, "idp": {**idp, "id_token_command": ["idp-cli"]}}},
         "typo": {"url": "https://f.example/mcp", "oauth": {
             **base, "idp": {**idp, "idtoken": "x"}}},
     }})
@@ -245,8 +250,13 @@ def test_cross_app_access_needs_the_client_and_the_identity_provider(tmp_path: P
     assert tracker.oauth.idp is not None and tracker.oauth.idp.client_id == "totem-at-idp"
     assert repr(tracker.oauth.idp.id_token) == "Secret(****)"
     assert isinstance(found, HttpServer) and found.oauth.issuer is None
-    assert sorted(config.servers) == ["found", "tracker"]
+    command = config.servers["command"]
+    assert isinstance(command, HttpServer) and command.oauth.idp is not None
+    assert command.oauth.idp.id_token_command == (
+        "idp-cli", "print-id-token", "--profile", "work laptop")
+    assert command.oauth.idp.id_token is None
+    assert sorted(config.servers) == ["command", "found", "tracker"]
     text = "\n".join(config.problems)
     assert "cross_app_access needs a client_id, a client_secret and an idp" in text
-    assert "oauth.idp needs id_token" in text
+    assert text.count("oauth.idp needs an id_token or an id_token_command (one of them)") == 2
     assert "oauth.idp.token_endpoint must start with http:// or https://" in text

@@ -7,8 +7,10 @@ flow succeeding is the conformance suite's auth/cross-app-access-complete-flow
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import json
 import os
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 from urllib.parse import parse_qs
@@ -147,3 +149,24 @@ def test_the_id_token_goes_only_over_https_or_to_this_machine(secrets: Path) -> 
                            id_token=Secret("${env:XAA_ID}"))
     with pytest.raises(OAuthFlowError, match="not https"):
         asyncio.run(request_id_jag(idp, audience="https://as.example", resource="https://r/mcp"))
+
+
+def test_the_id_token_may_come_from_a_command_run_at_each_exchange(
+    tmp_path: Path, secrets: Path
+) -> None:
+    fresh = "eyJ.a-token-the-identity-providers-tool-printed.sig"
+    good = (sys.executable, "-c", f"print({fresh!r})")
+    bad = (sys.executable, "-c", "import sys; sys.stderr.write('not signed in to the IdP\\n'); "
+           "sys.exit(3)")
+    with scripted_server(protected_server()) as mcp, \
+            scripted_server({("POST", "/token"): lambda seen: refusing_idp()}) as idp:
+        server = cross_app_server(mcp, idp)
+        assert server.oauth.idp is not None
+        for command in (good, bad):
+            oauth = dataclasses.replace(server.oauth, idp=dataclasses.replace(
+                server.oauth.idp, id_token=None, id_token_command=command))
+            detail = asyncio.run(start(tmp_path, dataclasses.replace(server, oauth=oauth)))
+            assert "refused the token exchange" in detail if command is good else (
+                "exited with 3 and no ID token: not signed in to the IdP" in detail)
+    [exchange] = idp.requests  # the failing command sent nothing
+    assert form(exchange)["subject_token"] == fresh

@@ -74,11 +74,14 @@ class StdioServer:
 @dataclass(frozen=True, slots=True)
 class IdentityProvider:
     """The company's identity provider in a cross-app-access sign-in: where the person's ID
-    token (`${key:...}` or `${env:...}`) is exchanged for a grant to the MCP server."""
+    token is exchanged for a grant to the MCP server. The ID token is `id_token`
+    (`${key:...}` or `${env:...}`), or what `id_token_command` prints, run at each exchange
+    (ID tokens live an hour or so; the provider's own command line tool renews them)."""
 
     token_endpoint: str
     client_id: str  # totem's client at the identity provider
-    id_token: Secret
+    id_token: Secret | None = None
+    id_token_command: tuple[str, ...] = ()
     client_secret: Secret | None = None
 
 
@@ -230,16 +233,26 @@ def _grant(name: str, value: Mapping[str, Any]) -> Grant:
 
 
 def _identity_provider(name: str, value: Any) -> IdentityProvider:
-    """`idp: {token_endpoint: URL, client_id: ..., id_token: ${key:...}, client_secret: ...}`."""
-    missing = [k for k in ("token_endpoint", "client_id", "id_token")
+    """`idp: {token_endpoint: URL, client_id: ..., id_token: ${key:...}, client_secret: ...}`,
+    with `id_token_command: "..."` (or a list of words) in place of `id_token`."""
+    missing = [k for k in ("token_endpoint", "client_id")
                if not (isinstance(value, dict) and value.get(k))]
     if missing:
         raise ConfigError(f"MCP server '{name}': oauth.idp needs {', '.join(missing)}")
+    token, command = value.get("id_token"), value.get("id_token_command") or ()
+    try:
+        words = tuple(shlex.split(command) if isinstance(command, str) else map(str, command))
+    except ValueError as exc:  # unbalanced quotes
+        raise ConfigError(f"MCP server '{name}': oauth.idp.id_token_command: {exc}") from None
+    if bool(token) == bool(words):
+        raise ConfigError(f"MCP server '{name}': oauth.idp needs an id_token or an "
+                          "id_token_command (one of them)")
     secret = value.get("client_secret")
     return IdentityProvider(
         token_endpoint=_url(name, "oauth.idp.token_endpoint", value["token_endpoint"]),
         client_id=str(value["client_id"]),
-        id_token=Secret(str(value["id_token"])),
+        id_token=Secret(str(token)) if token else None,
+        id_token_command=words,
         client_secret=Secret(str(secret)) if secret else None,
     )
 

@@ -11,12 +11,14 @@ Step 2 is the SDK's `IdentityAssertionOAuthProvider`; step 1 is here. The author
 server is `oauth.issuer` when configured, so that no server can send the client's secret
 elsewhere; otherwise the first one the server's protected-resource metadata (RFC 9728)
 names, once that metadata is checked to describe this server. The access token lives in the
-key store like any other (oauth_store.py); the ID token and both secrets only in the
-configuration's `${key:...}` or `${env:...}` references, and none of them is ever shown.
+key store like any other (oauth_store.py); the ID token and both secrets come from the
+configuration's `${key:...}` or `${env:...}` references (the ID token may instead come from
+`id_token_command`, run at each exchange), are never stored by totem, and never shown.
 """
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import AsyncGenerator
 from urllib.parse import urlsplit
 
@@ -36,12 +38,13 @@ from mcp.shared.auth_utils import check_resource_allowed, resource_url_from_serv
 from totem.mcp.config import HttpServer, IdentityProvider, resolve_secrets
 from totem.mcp.oauth_store import KeyStoreTokens
 
-__all__ = ["CrossAppAccessAuth", "request_id_jag"]
+__all__ = ["CrossAppAccessAuth", "id_token_of", "request_id_jag"]
 
 TOKEN_EXCHANGE = "urn:ietf:params:oauth:grant-type:token-exchange"
 ID_TOKEN = "urn:ietf:params:oauth:token-type:id_token"
 ID_JAG = "urn:ietf:params:oauth:token-type:id-jag"
 IDP_TIMEOUT = 30.0
+ID_TOKEN_COMMAND_TIMEOUT = 60.0  # seconds; the command may itself ask the identity provider
 LOOPBACK = ("127.0.0.1", "localhost", "::1")
 
 
@@ -60,9 +63,11 @@ async def request_id_jag(
     (the MCP server), from the identity provider's token endpoint (client_secret_post)."""
     _check_endpoint(idp.token_endpoint)
     secrets = resolve_secrets(
-        {"id_token": idp.id_token, **({"secret": idp.client_secret} if idp.client_secret else {})},
+        {k: v for k, v in (("id_token", idp.id_token), ("secret", idp.client_secret)) if v},
         what="the identity provider",
     )
+    if idp.id_token_command:
+        secrets["id_token"] = await id_token_of(idp.id_token_command)
     form = {
         "grant_type": TOKEN_EXCHANGE, "requested_token_type": ID_JAG,
         "subject_token": secrets["id_token"], "subject_token_type": ID_TOKEN,
@@ -78,6 +83,32 @@ async def request_id_jag(
             raise OAuthFlowError(f"the identity provider could not be reached: "
                               f"{exc or type(exc).__name__}") from None
     return _id_jag_of(response, hide=list(secrets.values()))
+
+
+async def id_token_of(command: tuple[str, ...]) -> str:
+    """What `id_token_command` prints (no shell); an error with its exit status and the last
+    line it wrote to stderr when it fails."""
+    try:
+        process = await asyncio.create_subprocess_exec(
+            *command, stdin=asyncio.subprocess.DEVNULL, stdout=asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.PIPE)
+    except OSError as exc:
+        raise OAuthFlowError(f"the id_token_command {command[0]} cannot be run: "
+                             f"{exc.strerror or exc}") from None
+    try:
+        out, err = await asyncio.wait_for(process.communicate(), ID_TOKEN_COMMAND_TIMEOUT)
+    except TimeoutError:
+        process.kill()
+        await process.wait()
+        raise OAuthFlowError(f"the id_token_command {command[0]} did not finish within "
+                             f"{ID_TOKEN_COMMAND_TIMEOUT:g} s") from None
+    token = out.decode(errors="replace").strip()
+    if process.returncode != 0 or not token:
+        said = (err.decode(errors="replace").strip().splitlines() or [""])[-1][:200]
+        raise OAuthFlowError(f"the id_token_command {command[0]} exited with "
+                             f"{process.returncode} and no ID token"
+                             + (f": {said}" if said else ""))
+    return token
 
 
 def _id_jag_of(response: httpx2.Response, *, hide: list[str]) -> str:
