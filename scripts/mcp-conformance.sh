@@ -7,9 +7,10 @@
 #   bash scripts/mcp-conformance.sh --installed      exit 0 when installed, 1 otherwise
 # The suite needs Node 22, which comes from npm as the package node@22; both are cached
 # under ${XDG_CACHE_HOME:-~/.cache}/totem-dev/mcp-conformance (a second run installs nothing).
-# Every auth/* client scenario the suite lists runs too: totem's OAuth sign-in (mcp/oauth.py),
-# with a plain HTTP client in place of the browser (the suite's authorization endpoint
-# redirects at once to totem's loopback address).
+# Every auth/* client scenario the suite lists runs too (but one, LEFT_OUT below): totem's
+# OAuth sign-in (mcp/oauth.py, and mcp/cross_app.py for the identity-provider extension), with
+# a plain HTTP client in place of the browser (the suite's authorization endpoint redirects at
+# once to totem's loopback address).
 set -euo pipefail
 here="$(cd "$(dirname "$0")/.." && pwd)"
 CACHE="${XDG_CACHE_HOME:-$HOME/.cache}/totem-dev/mcp-conformance"
