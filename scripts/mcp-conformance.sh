@@ -7,9 +7,10 @@
 #   bash scripts/mcp-conformance.sh --installed      exit 0 when installed, 1 otherwise
 # The suite needs Node 22, which comes from npm as the package node@22; both are cached
 # under ${XDG_CACHE_HOME:-~/.cache}/totem-dev/mcp-conformance (a second run installs nothing).
-# Every auth/* client scenario the suite lists runs too: totem's OAuth sign-in (mcp/oauth.py),
-# with a plain HTTP client in place of the browser (the suite's authorization endpoint
-# redirects at once to totem's loopback address).
+# Every auth/* client scenario the suite lists runs too (but one, LEFT_OUT below): totem's
+# OAuth sign-in (mcp/oauth.py, and mcp/cross_app.py for the identity-provider extension), with
+# a plain HTTP client in place of the browser (the suite's authorization endpoint redirects at
+# once to totem's loopback address).
 set -euo pipefail
 here="$(cd "$(dirname "$0")/.." && pwd)"
 CACHE="${XDG_CACHE_HOME:-$HOME/.cache}/totem-dev/mcp-conformance"
@@ -17,12 +18,14 @@ NODE_VERSION=22.23.3
 SUITE_VERSION=0.1.16
 STAMP="node-$NODE_VERSION suite-$SUITE_VERSION"
 SCENARIOS=(initialize tools_call elicitation-sep1034-client-defaults sse-retry)  # + every auth/*
-# Left out of auth/*: the suite's extension for enterprise sign-in through an identity
-# provider (cross-app access, SEP-990), which totem does not implement; and the 2025-03-26
-# metadata back-compat scenario of this suite version, whose authorization server names
-# itself with an issuer other than the URL it is found at (the SDK rightly refuses it; the
-# scenario was corrected in the suite's 0.2 line, where totem passes it).
-LEFT_OUT=(auth/cross-app-access-complete-flow auth/2025-03-26-oauth-metadata-backcompat)
+# Left out of auth/*: the 2025-03-26 metadata back-compat scenario of this suite version. Its
+# server answers /.well-known/oauth-authorization-server (at the root) with the issuer
+# http://HOST/oauth, whose own metadata address (RFC 8414: .../oauth-authorization-server/oauth)
+# is 404, and serves no /authorize, /token or /register at the root to fall back to. RFC 8414
+# section 3.3, which the 2025-03-26 spec makes clients follow, forbids using metadata whose
+# issuer differs; the SDK refuses it. The suite's 0.2 prereleases serve the root issuer there
+# (metadataIssuer); no stable release after 0.1.16 exists yet.
+LEFT_OUT=(auth/2025-03-26-oauth-metadata-backcompat)
 PY="${PYTHON:-$here/.venv/bin/python}"
 [ -x "$PY" ] || PY=python3
 

@@ -215,4 +215,48 @@ def test_client_credentials_need_a_client_and_a_secret_or_key(tmp_path: Path) ->
     assert "nokey" not in config.servers and "odd" not in config.servers
     text = "\n".join(config.problems)
     assert "needs a client_id and a client_secret or a private_key" in text
-    assert "oauth.grant must be authorization_code or client_credentials" in text
+    assert "oauth.grant must be one of authorization_code, client_credentials" in text
+
+
+def test_cross_app_access_needs_the_client_and_the_identity_provider(tmp_path: Path) -> None:
+    idp = {"token_endpoint": "https://idp.example/token", "client_id": "totem-at-idp",
+           "id_token": "${key:idp-id-token}", "client_secret": "${env:IDP_SECRET}"}
+    base = {"grant": "cross_app_access", "client_id": "ci", "client_secret": "${env:S}"}
+    write_json(tmp_path, {"mcpServers": {
+        "tracker": {"url": "https://a.example/mcp",
+                    "oauth": {**base, "issuer": "https://auth.a.example", "idp": idp}},
+        "found": {"url": "https://b.example/mcp", "oauth": {**base, "idp": idp}},
+        "noidp": {"url": "https://c.example/mcp", "oauth": base},
+        "notoken": {"url": "https://d.example/mcp", "oauth": {
+            **base, "idp": {"token_endpoint": "https://idp.example/token", "client_id": "x"}}},
+        "badurl": {"url": "https://e.example/mcp", "oauth": {
+            **base, "idp": {**idp, "token_endpoint": "idp.example/token"}}},
+        "command": {"url": "https://g.example/mcp", "oauth": {**base, "idp": {
+            "token_endpoint": "https://idp.example/token", "client_id": "x",
+            "id_token_command": "idp-cli print-id-token --profile 'work laptop'"}}},
+        "both": {"url": "https://h.example/mcp", "oauth": {
+            **base, "idp": {**idp, "id_token_command": ["idp-cli"]}}},
+        "typo": {"url": "https://f.example/mcp", "oauth": {
+            **base, "idp": {**idp, "idtoken": "x"}}},
+    }})
+    with pytest.raises(ConfigError, match=r"idp\.idtoken"):
+        load_mcp_config(tmp_path, trusted=True)  # an unknown key stops the file
+    write_json(tmp_path, {"mcpServers": {k: v for k, v in json.loads(
+        (tmp_path / ".totem" / "mcp.json").read_text())["mcpServers"].items() if k != "typo"}})
+    config = load_mcp_config(tmp_path, trusted=True)
+    tracker, found = config.servers["tracker"], config.servers["found"]
+    assert isinstance(tracker, HttpServer) and tracker.oauth.grant == "cross_app_access"
+    assert tracker.oauth.issuer == "https://auth.a.example"
+    assert tracker.oauth.idp is not None and tracker.oauth.idp.client_id == "totem-at-idp"
+    assert repr(tracker.oauth.idp.id_token) == "Secret(****)"
+    assert isinstance(found, HttpServer) and found.oauth.issuer is None
+    command = config.servers["command"]
+    assert isinstance(command, HttpServer) and command.oauth.idp is not None
+    assert command.oauth.idp.id_token_command == (
+        "idp-cli", "print-id-token", "--profile", "work laptop")
+    assert command.oauth.idp.id_token is None
+    assert sorted(config.servers) == ["command", "found", "tracker"]
+    text = "\n".join(config.problems)
+    assert "cross_app_access needs a client_id, a client_secret and an idp" in text
+    assert text.count("oauth.idp needs an id_token or an id_token_command (one of them)") == 2
+    assert "oauth.idp.token_endpoint must start with http:// or https://" in text

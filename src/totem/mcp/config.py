@@ -37,6 +37,7 @@ __all__ = [
     "DEFAULT_STARTUP_TIMEOUT",
     "DEFAULT_TOOL_TIMEOUT",
     "HttpServer",
+    "IdentityProvider",
     "McpConfig",
     "OAuthSettings",
     "ServerConfig",
@@ -51,6 +52,8 @@ DEFAULT_STARTUP_TIMEOUT = 30.0
 PROTOCOLS = ("legacy", "auto", "2026-07-28")
 _NAME_OK = re.compile(r"[^A-Za-z0-9_-]")
 MAX_TOOL_NAME = 64  # what OpenAI and Anthropic accept
+GRANTS = ("authorization_code", "client_credentials", "cross_app_access")
+Grant: TypeAlias = Literal["authorization_code", "client_credentials", "cross_app_access"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -69,6 +72,20 @@ class StdioServer:
 
 
 @dataclass(frozen=True, slots=True)
+class IdentityProvider:
+    """The company's identity provider in a cross-app-access sign-in: where the person's ID
+    token is exchanged for a grant to the MCP server. The ID token is `id_token`
+    (`${key:...}` or `${env:...}`), or what `id_token_command` prints, run at each exchange
+    (ID tokens live an hour or so; the provider's own command line tool renews them)."""
+
+    token_endpoint: str
+    client_id: str  # totem's client at the identity provider
+    id_token: Secret | None = None
+    id_token_command: tuple[str, ...] = ()
+    client_secret: Secret | None = None
+
+
+@dataclass(frozen=True, slots=True)
 class OAuthSettings:
     """How totem signs in to an HTTP server that asks for OAuth (on its first 401): by
     dynamic client registration, or with a client id registered beforehand."""
@@ -81,9 +98,14 @@ class OAuthSettings:
     callback_port: int | None = None  # the loopback redirect's port; None: a free one
     # client_credentials: no person signs in; the client authenticates with its secret, or
     # with a JWT signed by `private_key` (a PEM, from ${env:...}) with `signing_algorithm`
-    grant: Literal["authorization_code", "client_credentials"] = "authorization_code"
+    grant: Grant = "authorization_code"
     private_key: Secret | None = None
     signing_algorithm: str = "ES256"
+    # cross_app_access: the person's ID token from `idp` is exchanged there for a grant that
+    # the MCP server's authorization server (`issuer`; None: the one the server names)
+    # trades, with client_id and client_secret, for an access token
+    issuer: str | None = None
+    idp: IdentityProvider | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -179,17 +201,9 @@ def _oauth(name: str, spec: Mapping[str, Any]) -> OAuthSettings:
     if port is not None and (isinstance(port, bool) or not isinstance(port, int)
                              or not 0 < port < 65536):
         raise ConfigError(f"MCP server '{name}': oauth.callback_port must be a port number")
-    secret = value.get("client_secret")
-    grant = str(value.get("grant", "authorization_code"))
-    if grant not in ("authorization_code", "client_credentials"):
-        raise ConfigError(f"MCP server '{name}': oauth.grant must be authorization_code or "
-                          "client_credentials")
-    key = value.get("private_key")
-    if grant == "client_credentials" and not (value.get("client_id") and (secret or key)):
-        raise ConfigError(f"MCP server '{name}': oauth.grant client_credentials needs a "
-                          "client_id and a client_secret or a private_key")
+    secret, key = value.get("client_secret"), value.get("private_key")
     return OAuthSettings(
-        grant=grant,  # type: ignore[arg-type]
+        grant=_grant(name, value),
         private_key=Secret(str(key)) if key else None,
         signing_algorithm=str(value.get("signing_algorithm", "ES256")),
         client_id=str(value["client_id"]) if value.get("client_id") else None,
@@ -198,7 +212,56 @@ def _oauth(name: str, spec: Mapping[str, Any]) -> OAuthSettings:
         client_metadata_url=str(value["client_metadata_url"])
         if value.get("client_metadata_url") else None,
         callback_port=port,
+        issuer=_url(name, "oauth.issuer", value["issuer"]) if value.get("issuer") else None,
+        idp=_identity_provider(name, value["idp"]) if value.get("idp") else None,
     )
+
+
+def _grant(name: str, value: Mapping[str, Any]) -> Grant:
+    """The grant, checked against what it needs."""
+    grant = str(value.get("grant", "authorization_code"))
+    if grant not in GRANTS:
+        raise ConfigError(f"MCP server '{name}': oauth.grant must be one of {', '.join(GRANTS)}")
+    client, secret = value.get("client_id"), value.get("client_secret")
+    if grant == "client_credentials" and not (client and (secret or value.get("private_key"))):
+        raise ConfigError(f"MCP server '{name}': oauth.grant client_credentials needs a "
+                          "client_id and a client_secret or a private_key")
+    if grant == "cross_app_access" and not (client and secret and value.get("idp")):
+        raise ConfigError(f"MCP server '{name}': oauth.grant cross_app_access needs a "
+                          "client_id, a client_secret and an idp")
+    return grant  # type: ignore[return-value]
+
+
+def _identity_provider(name: str, value: Any) -> IdentityProvider:
+    """`idp: {token_endpoint: URL, client_id: ..., id_token: ${key:...}, client_secret: ...}`,
+    with `id_token_command: "..."` (or a list of words) in place of `id_token`."""
+    missing = [k for k in ("token_endpoint", "client_id")
+               if not (isinstance(value, dict) and value.get(k))]
+    if missing:
+        raise ConfigError(f"MCP server '{name}': oauth.idp needs {', '.join(missing)}")
+    token, command = value.get("id_token"), value.get("id_token_command") or ()
+    try:
+        words = tuple(shlex.split(command) if isinstance(command, str) else map(str, command))
+    except ValueError as exc:  # unbalanced quotes
+        raise ConfigError(f"MCP server '{name}': oauth.idp.id_token_command: {exc}") from None
+    if bool(token) == bool(words):
+        raise ConfigError(f"MCP server '{name}': oauth.idp needs an id_token or an "
+                          "id_token_command (one of them)")
+    secret = value.get("client_secret")
+    return IdentityProvider(
+        token_endpoint=_url(name, "oauth.idp.token_endpoint", value["token_endpoint"]),
+        client_id=str(value["client_id"]),
+        id_token=Secret(str(token)) if token else None,
+        id_token_command=words,
+        client_secret=Secret(str(secret)) if secret else None,
+    )
+
+
+def _url(name: str, key: str, value: Any) -> str:
+    url = str(value)
+    if not url.startswith(("http://", "https://")):
+        raise ConfigError(f"MCP server '{name}': {key} must start with http:// or https://")
+    return url
 
 
 def _server(name: str, spec: Any, source: str) -> ServerConfig:

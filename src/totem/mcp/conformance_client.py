@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from totem.events import Event, Notice, QuestionAsked
-from totem.mcp.config import HttpServer, OAuthSettings
+from totem.mcp.config import HttpServer, IdentityProvider, OAuthSettings
 from totem.mcp.elicitation import ANSWER
 from totem.mcp.manager import SIGN_IN, McpManager
 from totem.policy.permission import PermissionService
@@ -57,14 +57,27 @@ async def _follow(url: str) -> None:
 def _oauth(context: dict[str, Any]) -> OAuthSettings:
     """The client registered beforehand when the scenario gives one; a client-id URL (which
     the suite only reads when the server says it takes one) otherwise; a machine's
-    credentials (a secret, or a private key) for the client-credentials scenarios."""
+    credentials (a secret, or a private key) for the client-credentials scenarios; the
+    identity provider, its client and the person's ID token for cross-app access (the
+    secrets as a person would configure them: `${env:...}` references, never the values)."""
     secret = Secret(context["client_secret"]) if context.get("client_secret") else None
-    if str(context.get("name", "")).startswith("auth/client-credentials"):
+    name = str(context.get("name", ""))
+    if name.startswith("auth/client-credentials"):
         key = context.get("private_key_pem")
         return OAuthSettings(
             grant="client_credentials", client_id=context.get("client_id"),
             client_secret=secret, private_key=Secret(key) if key else None,
             signing_algorithm=context.get("signing_algorithm", "ES256"),
+        )
+    if "idp_token_endpoint" in context:
+        os.environ["CONFORMANCE_CLIENT_SECRET"] = context["client_secret"]
+        os.environ["CONFORMANCE_ID_TOKEN"] = context["idp_id_token"]
+        return OAuthSettings(
+            grant="cross_app_access", client_id=context["client_id"],
+            client_secret=Secret("${env:CONFORMANCE_CLIENT_SECRET}"),
+            idp=IdentityProvider(token_endpoint=context["idp_token_endpoint"],
+                                 client_id=context["idp_client_id"],
+                                 id_token=Secret("${env:CONFORMANCE_ID_TOKEN}")),
         )
     return OAuthSettings(
         client_id=context.get("client_id"),

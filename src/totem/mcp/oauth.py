@@ -9,6 +9,10 @@ the code for tokens, and refreshes them when they expire. totem supplies the res
     SignIn             the question before the browser opens, and how it opens
     LoopbackReceiver   http://127.0.0.1:PORT/callback, where the browser brings the code
 
+A machine signs in with its own credentials instead (`grant: client_credentials`), and a
+person of a company with an identity provider through it (`grant: cross_app_access`,
+cross_app.py); neither opens a browser.
+
 With nobody to ask (a headless run) no browser is opened: the server fails to start with
 the advice to run `totem mcp login NAME` once; later runs use the stored tokens.
 """
@@ -197,6 +201,10 @@ def oauth_auth(server: HttpServer, sign_in: SignIn) -> httpx2.Auth:
     tokens = KeyStoreTokens(server.name, server.url)
     if settings.grant == "client_credentials":
         return _client_credentials(server, tokens)
+    if settings.grant == "cross_app_access":
+        from totem.mcp.cross_app import CrossAppAccessAuth
+
+        return CrossAppAccessAuth(server, tokens)
     port = settings.callback_port or _port_of(tokens.redirect_uri()) or free_port()
     redirect = f"http://127.0.0.1:{port}{CALLBACK_PATH}"
     if settings.client_id:

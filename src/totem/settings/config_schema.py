@@ -64,6 +64,9 @@ MCP_SERVER = Keys({
     "oauth": OneOf((FLAG, Keys({
         "client_id": TEXT, "client_secret": TEXT, "scope": TEXT, "client_metadata_url": TEXT,
         "callback_port": WHOLE, "grant": TEXT, "private_key": TEXT, "signing_algorithm": TEXT,
+        "issuer": TEXT, "idp": Keys({"token_endpoint": TEXT, "client_id": TEXT,
+                                     "client_secret": TEXT, "id_token": TEXT,
+                                     "id_token_command": OneOf((TEXT, TEXTS))}),
     }))),
 })
 
