@@ -196,3 +196,21 @@ def test_the_file_that_holds_the_text_is_not_changed_when_the_run_may_not_change
              old_string="assert slugify('  Many   Spaces ') == 'many-spaces'",
              new_string="assert slugify('  Many   Spaces ') == 'many'")
     assert (project / "test_slug.py").read_text() == test
+
+
+def test_a_failed_edit_of_a_file_missing_an_import_says_how_to_add_it(
+    project: Path, ctx: ToolContext, call: Call
+) -> None:
+    """The real 1.5B call for "report.py fails with NameError": the line sent back as it is."""
+    (project / "report.py").write_text(REPORT)
+    line = "json.dumps({'count': len(rows), 'first': rows[0]})"
+    with pytest.raises(ToolError) as failed:
+        call(Edit(), small(ctx), path="report.py", old_string=line, new_string=line)
+    assert str(failed.value).endswith(
+        "[Check of report.py: line 2: name 'json' is not defined (a missing import or "
+        "definition?)]\n[To import json, call edit with path report.py, old_string \"\" and "
+        "new_string \"import json\".]")
+    call(Edit(), small(ctx), path="report.py", old_string="", new_string="import json")
+    assert (project / "report.py").read_text() == "import json\n\n\n" + REPORT
+    with pytest.raises(ToolError, match="the same; there is nothing to change.$"):
+        call(Edit(), ctx, path="report.py", old_string=line, new_string=line)

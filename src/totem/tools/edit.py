@@ -33,9 +33,19 @@ class Edit:
     Input: ClassVar[type[BaseModel]] = EditInput
 
     async def run(self, args: EditInput, ctx: ToolContext) -> ToolResult:
+        path = await ctx.resolve(args.path)
+        try:
+            return await self._edit(path, args, ctx)
+        except ToolError as exc:
+            if not ctx.small_model:
+                raise
+            from totem.tools.edit_small import problems_to_fix
+
+            raise ToolError(str(exc) + problems_to_fix(path, ctx)) from None
+
+    async def _edit(self, path: Path, args: EditInput, ctx: ToolContext) -> ToolResult:
         if args.old_string == args.new_string:
             raise ToolError("old_string and new_string are the same; there is nothing to change.")
-        path = await ctx.resolve(args.path)
         relative = ctx.relative(path)
         if path.is_dir():
             raise ToolError(f"{relative} is a folder; give the path of a file.")

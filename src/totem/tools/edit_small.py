@@ -4,6 +4,7 @@ saved like any other edit (asked, snapshotted, checked), with a note saying how 
 
 from __future__ import annotations
 
+import re  # compiled on first use (re caches them), not at start-up
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -21,7 +22,7 @@ from totem.tools.edit_intent import (
 if TYPE_CHECKING:
     from totem.tools.edit import EditInput
 
-__all__ = ["small_reading"]
+__all__ = ["problems_to_fix", "small_reading"]
 
 _REPEATED = (
     "Refused: new_string repeats lines {path} already has, and an empty old_string adds it "
@@ -96,3 +97,24 @@ async def _in_other_file(path: Path, old: str, new: str, ctx: ToolContext) -> To
     moved = Reading(reading.updated, note + (" " + reading.note if reading.note else ""),
                     reading.replaced)
     return await _saved(target, text, moved, ctx, old=old)
+
+
+def problems_to_fix(path: Path, ctx: ToolContext) -> str:
+    """Under a small model's failed edit of a Python file: what the Python check finds wrong
+    with the file as it is, and for a standard module used without its import, the call that
+    adds it (the 1.5B, asked to fix a NameError, sent the line unchanged, twice)."""
+    import sys
+
+    from totem.tools.python_check import python_check
+
+    if path.suffix != ".py" or not path.is_file():
+        return ""
+    note = python_check(ctx, path)
+    if not note:
+        return ""
+    modules = [name for name in re.findall(r"name '(\w+)' is not defined", note)
+               if name in sys.stdlib_module_names]
+    for name in modules[:1]:
+        note += (f"\n[To import {name}, call edit with path {ctx.relative(path)}, old_string \"\" "
+                 f"and new_string \"import {name}\".]")
+    return note
