@@ -214,3 +214,14 @@ def test_a_failed_edit_of_a_file_missing_an_import_says_how_to_add_it(
     assert (project / "report.py").read_text() == "import json\n\n\n" + REPORT
     with pytest.raises(ToolError, match="the same; there is nothing to change.$"):
         call(Edit(), ctx, path="report.py", old_string=line, new_string=line)
+
+
+def test_an_import_given_in_place_of_the_line_that_needs_it_goes_to_the_top(
+    project: Path, ctx: ToolContext, call: Call
+) -> None:
+    """The real 1.5B call after being told how to add the import."""
+    (project / "report.py").write_text(REPORT)
+    call(Edit(), small(ctx), path="report.py",
+         old_string="json.dumps({'count': len(rows), 'first': rows[0]})",
+         new_string="import json")
+    assert (project / "report.py").read_text() == "import json\n\n\n" + REPORT

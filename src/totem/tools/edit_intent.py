@@ -148,14 +148,20 @@ def _import_offset(content: str) -> int:
 
 
 def imports_moved_up(content: str, old: str, new: str, *, python: bool) -> Reading | None:
-    """An edit of a Python file whose new_string is old_string plus import statements (or
-    only imports, for an empty old_string): the imports put at the top with the others (in
-    the middle of a line they are invalid; at the end of a script they come too late), the
-    rest of the file unchanged."""
+    """An edit of a Python file whose new_string is old_string plus import statements, or
+    only imports (for an empty old_string, or in place of a line that is no import): the
+    imports put at the top with the others (in the middle of a line they are invalid; at the
+    end of a script they come too late), the rest of the file unchanged."""
     if not python:
         return None
     parts = _import_lines(new)
-    if parts is None or parts[1].strip() != old.strip():
+    if parts is None:
+        return None
+    rest = parts[1].strip()
+    # new_string is old_string plus imports; or only imports in place of a line that uses
+    # them (the 1.5B's "json.dumps(...)" -> "import json"): the line stays
+    if rest != old.strip() and not (not rest and re.search(_NAME, old) and
+                                    _import_lines(old) is None):
         return None
     missing = [s for s in parts[0] if not re.search(rf"^{re.escape(s)}\s*$", content, re.M)]
     if not missing:
