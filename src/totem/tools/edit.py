@@ -143,15 +143,15 @@ def _not_found(path: Path, old: str, relative: str, ctx: ToolContext) -> str:
 
     text = (f"old_string was not found in {relative} — read the file and copy the exact text, "
             "including whitespace and indentation.")
-    elsewhere = list(found_elsewhere(ctx.root, old, besides=path))
-    refusal = ctx.change_refusal
-    off_limits = [p for p in elsewhere if refusal is not None and refusal(p) is not None]
-    allowed = [p for p in elsewhere if p not in off_limits]
+    allowed: list[str] = []
+    for other in found_elsewhere(ctx.root, old, besides=path):
+        refused = ctx.change_refusal(other) if ctx.change_refusal is not None else None
+        if refused is None:
+            allowed.append(other)
+        else:  # say why, or the model edits it next and is refused there
+            text += f" It is in {other}, but a change there would be refused: {refused}"
     if allowed:
         text += f" It is in {', '.join(allowed)}: to change it there, call edit with that path."
-    if off_limits:
-        text += (f" It is in {', '.join(off_limits)}, which this run may not change: change "
-                 f"{relative} itself, from what it really contains.")
     return text
 
 
