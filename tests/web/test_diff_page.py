@@ -63,7 +63,7 @@ def test_a_long_diff_is_cut_with_a_count(tmp_path: Path) -> None:
     assert not (root / "big.txt").exists()
 
 
-def test_the_undo_button_puts_the_files_back_and_says_so(tmp_path: Path) -> None:
+def test_the_undo_and_redo_buttons_put_the_files_back_and_say_so(tmp_path: Path) -> None:
     turns = [{"tool": "write", "args": {"path": "new.txt", "content": "made\n"}},
              {"text": "Made it."}]
     allow = "permission:\n  - {permission: edit, pattern: '*', action: allow}\n"
@@ -85,3 +85,6 @@ def test_the_undo_button_puts_the_files_back_and_says_so(tmp_path: Path) -> None
         page.click("#undo-session")
         wait_js(page, "document.querySelector('#banner').textContent.startsWith('Undo: ')")
         assert "Nothing to undo" in page.inner_text("#banner")
+        page.click("#redo-session")  # the undone write is made again
+        shows(page, "Redid")
+        assert (root / "new.txt").read_text() == "made\n"

@@ -57,6 +57,7 @@ class App {
     $("abort").addEventListener("click", () => this.chat.abort().catch((err) => this.banner(err.message)));
     $("fork-session").addEventListener("click", () => this.fork(null));
     $("undo-session").addEventListener("click", () => this.undo());
+    $("redo-session").addEventListener("click", () => this.undo({ redo: true }));
     $("model-picker").addEventListener("change", (e) => {
       const value = e.target.value;
       if (value === "__other__") {
@@ -109,7 +110,7 @@ class App {
     $("session-title").textContent = "New session";
     $("topbar-title").textContent = "New session";
     $("session-meta").textContent = this.info ? this.info.root : "";
-    for (const id of ["fork-session", "undo-session", "export-session", "rename-session", "delete-session"]) $(id).hidden = true;
+    for (const id of ["fork-session", "undo-session", "redo-session", "export-session", "rename-session", "delete-session"]) $(id).hidden = true;
     this.renderSessions();
     this.selectModel(null);
     $("prompt").focus();
@@ -131,7 +132,7 @@ class App {
     $("topbar-title").textContent = s.title || "New session";
     const forked = s.parent_id ? " · forked" : "";
     $("session-meta").textContent = `${s.model || "default model"} · ${fmtWhen(s.created)}${forked}`;
-    for (const id of ["fork-session", "undo-session", "rename-session", "delete-session"]) $(id).hidden = false;
+    for (const id of ["fork-session", "undo-session", "redo-session", "rename-session", "delete-session"]) $(id).hidden = false;
     const exp = $("export-session");
     exp.hidden = false;
     exp.href = `/api/sessions/${s.id}/export`;
@@ -191,14 +192,15 @@ class App {
     return session;
   }
 
-  // Put back the files of the session's last request; what was done joins the conversation
-  // (the note to the model is stored, and shown after a reload).
-  async undo() {
+  // Put back the files of the session's last request (or, redo, make the undone changes
+  // again); what was done joins the conversation (the note to the model is stored, and shown
+  // after a reload).
+  async undo({ redo = false } = {}) {
     if (!this.session || this.chat.running) return;
     try {
-      const { summary } = await api(`/api/sessions/${this.session.id}/undo`, { method: "POST", body: {} });
+      const { summary } = await api(`/api/sessions/${this.session.id}/undo`, { method: "POST", body: redo ? { redo: true } : {} });
       (this.chat.turn || this.chat.newTurn()).synthetic(summary);
-    } catch (err) { this.banner(`Undo: ${err.message}`); }
+    } catch (err) { this.banner(`${redo ? "Redo" : "Undo"}: ${err.message}`); }
   }
 
   async fork(messageId) {
