@@ -69,6 +69,14 @@ class PgRelay:
         async with await self._connect() as db:
             return await _rows_after(db, session_id, after)
 
+    async def last_id(self, session_id: str) -> int:
+        """The id of the session's latest event (0: none)."""
+        async with await self._connect() as db:
+            row = await (await db.execute(
+                "SELECT COALESCE(MAX(id), 0) FROM totem_run_events WHERE session_id = %s",
+                (session_id,))).fetchone()
+        return int(row[0]) if row else 0
+
     async def follow(self, session_id: str, *,
                      after: int = 0) -> AsyncIterator[tuple[int, dict[str, Any]]]:
         """The session's events after `after`, then each new one as it comes (until closed)."""
@@ -105,7 +113,6 @@ class PgRelay:
                 async for note in db.notifies(timeout=RESCAN_SECONDS):
                     if note.payload == request_id:
                         break
-
 
     async def request_abort(self, session_id: str) -> None:
         """Ask the worker running the session to stop its run."""
