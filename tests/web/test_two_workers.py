@@ -149,3 +149,27 @@ def test_a_stream_cut_on_worker_a_resumes_on_worker_b_by_last_event_id(
     assert types.index("permission") < types.index("answered") < types.index("tool_end")
     assert rest[-1][1]["reason"] == "finished"
     assert (root / "proof.txt").read_text().strip() == "PERMITTED"
+
+
+def test_a_stop_asked_on_worker_b_ends_the_run_on_worker_a(
+    tmp_path: Path, postgres: PostgresServer
+) -> None:
+    turns = [{"tool": "bash", "args": {"command": PROOF}}, {"text": "Wrote the proof."}]
+    store = {"TOTEM_STORE": postgres.new_database()}
+    root = project(tmp_path, scripted(tmp_path, turns))
+    with Served(root, env_extra=store) as worker_a, Served(root, env_extra=store) as worker_b:
+        sid = worker_a.new_session()
+        started = worker_a.json("POST", f"/api/sessions/{sid}/runs", {"text": "make the proof"})
+        worker_b.events(sid, after=started["after"],
+                        stop=lambda found: any(e["type"] == "permission" for _, e in found))
+        assert worker_b.json("POST", f"/api/sessions/{sid}/abort", {})["aborted"]
+        events = worker_a.events(sid, after=started["after"],
+                                 stop=lambda found: any(e["type"] == "run_finished"
+                                                        for _, e in found))
+        end = next(e for _, e in events if e["type"] == "run_finished")
+        assert end["reason"] == "aborted", end
+        assert worker_b.json("GET", f"/api/sessions/{sid}")["live"] is None
+        assert not worker_b.json("POST", f"/api/sessions/{sid}/abort", {})["aborted"]
+        again = worker_b.json("POST", f"/api/sessions/{sid}/runs", {"text": "once more"})
+        assert again["started"]  # the session is free again, on any worker
+    assert not (root / "proof.txt").exists()

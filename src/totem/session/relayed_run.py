@@ -57,6 +57,14 @@ class _Publisher:
         async with self.lock:
             await self.relay.publish(self.session_id, data)
 
+    async def close_questions(self) -> None:
+        """The run ends without answers to these: no card waits on."""
+        async with self.lock:
+            for request_id in sorted(self.open):
+                await self.relay.publish(self.session_id, {
+                    "type": "answered", "request_id": request_id, "answer": None})
+            self.open.clear()
+
     async def answered(self, request_id: str, give: Callable[[], bool], shown: str | None) -> None:
         async with self.lock:
             if give():
@@ -103,6 +111,8 @@ async def run_relayed(service: SessionService, session: SessionInfo, text: str, 
     waiting.add(stop)
     try:
         async for event in service.run(session, text, abort=abort, **options):
+            if isinstance(event, RunFinished):
+                await out.close_questions()  # before the end: the session is free after it
             await out.publish(shape(event))
             if isinstance(event, PermissionAsked):
                 out.open.add(event.request_id)
@@ -117,6 +127,5 @@ async def run_relayed(service: SessionService, session: SessionInfo, text: str, 
         for task in waiting:
             task.cancel()
         await asyncio.gather(*waiting, return_exceptions=True)
-    for request_id in sorted(out.open):  # the run ended without them: no card waits on
-        await out.publish({"type": "answered", "request_id": request_id, "answer": None})
+    await out.close_questions()
     return finished

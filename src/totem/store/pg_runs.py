@@ -29,9 +29,13 @@ _TABLE = (b"CREATE TABLE IF NOT EXISTS totem_runs (session_id TEXT PRIMARY KEY, 
           b"pid INTEGER NOT NULL, start_id BIGINT NOT NULL, cut INTEGER NOT NULL, "
           b"model TEXT NOT NULL, started DOUBLE PRECISION NOT NULL)")
 # A row counts while its connection is there and still holds its run's lock (it holds no other
-# advisory lock: a connection of its own per run).
+# advisory lock: a connection of its own per run), until the run's last event is published
+# (its holder lets go a moment later).
 _ALIVE = ("EXISTS (SELECT 1 FROM pg_locks l WHERE l.locktype = 'advisory' AND l.granted "
-          "AND l.pid = r.pid AND l.classid = %s::int4::oid)")
+          "AND l.pid = r.pid AND l.classid = %s::int4::oid) AND NOT EXISTS (SELECT 1 FROM "
+          "totem_run_events e WHERE e.session_id = r.session_id AND e.id > r.start_id "
+          "AND (e.data::jsonb ->> 'type') = 'run_finished')")
+FINISHING_SECONDS = 10  # how long a new run waits for a finished run's holder to let go
 
 
 @dataclass(frozen=True, slots=True)
@@ -92,16 +96,33 @@ class RunClaims:
         Two sessions whose ids hash alike share a lock: one waits for the other's run."""
         db = await self._connect()
         try:
-            row = await (await db.execute(
-                "SELECT pg_try_advisory_lock(%s::int4, hashtext(%s))",
-                (_RUN_LOCKS, session_id))).fetchone()
+            got = await self._lock(db, session_id, wait=False)
+            if not got and await self.current(session_id) is None:
+                got = await self._lock(db, session_id, wait=True)  # a run that just ended
         except BaseException:
             await db.close()
             raise
-        if row is None or not row[0]:
+        if not got:
             await db.close()
             return None
         return RunHold(db, session_id)
+
+    async def _lock(self, db: psycopg.AsyncConnection[tuple[Any, ...]], session_id: str, *,
+                    wait: bool) -> bool:
+        """Take the session's lock: at once, or within `FINISHING_SECONDS`."""
+        if not wait:
+            row = await (await db.execute("SELECT pg_try_advisory_lock(%s::int4, hashtext(%s))",
+                                          (_RUN_LOCKS, session_id))).fetchone()
+            return bool(row and row[0])
+        await db.execute(f"SET statement_timeout = '{FINISHING_SECONDS}s'".encode())
+        try:
+            await db.execute("SELECT pg_advisory_lock(%s::int4, hashtext(%s))",
+                             (_RUN_LOCKS, session_id))
+        except psycopg.errors.QueryCanceled:
+            return False
+        finally:
+            await db.execute(b"SET statement_timeout = 0")
+        return True
 
     async def current(self, session_id: str) -> LiveRun | None:
         """The run going on in the session, on whichever worker; None when none."""
