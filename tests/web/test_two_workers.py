@@ -173,3 +173,23 @@ def test_a_stop_asked_on_worker_b_ends_the_run_on_worker_a(
         again = worker_b.json("POST", f"/api/sessions/{sid}/runs", {"text": "once more"})
         assert again["started"]  # the session is free again, on any worker
     assert not (root / "proof.txt").exists()
+
+
+def test_a_worker_starting_drops_the_relayed_events_of_runs_long_over(
+    tmp_path: Path, postgres: PostgresServer
+) -> None:
+    import psycopg
+
+    url = postgres.new_database()
+    root = project(tmp_path, scripted(tmp_path, []))
+    with Served(root, env_extra={"TOTEM_STORE": url}):
+        pass  # the first start makes the relay's tables
+    week = 7 * 86400
+    with psycopg.connect(url, autocommit=True) as db:
+        for session, age in (("ses_old", week + 60), ("ses_recent", week - 60)):
+            db.execute("INSERT INTO totem_run_events (session_id, data, created) "
+                       "VALUES (%s, '{}', extract(epoch from now()) - %s)", (session, age))
+    with Served(root, env_extra={"TOTEM_STORE": url}):
+        with psycopg.connect(url) as db:
+            kept = db.execute("SELECT session_id FROM totem_run_events").fetchall()
+    assert kept == [("ses_recent",)]

@@ -33,6 +33,7 @@ if TYPE_CHECKING:
 __all__ = ["AnyHub", "ServerState"]
 
 AnyHub = Hub | RelayedHub
+KEEP_EVENTS_SECONDS = 7 * 86400  # a worker's start drops the relayed events older than this
 
 
 class ServerState:
@@ -112,11 +113,13 @@ class ServerState:
                    costing=self.cost)
 
     async def open(self) -> None:
-        """Before the first request: the shared runs' tables, when there are any."""
+        """Before the first request: the shared runs' tables, when there are any, without
+        the events of runs long over (their messages are in the store)."""
         if self.shared is not None:
             relay, claims = self.shared
             await relay.setup()
             await claims.setup()
+            await relay.prune(older_than=KEEP_EVENTS_SECONDS)
 
     async def running_ids(self) -> set[str]:
         """The sessions with a run going on (on any worker, when they share the store)."""
