@@ -193,3 +193,16 @@ def test_a_worker_starting_drops_the_relayed_events_of_runs_long_over(
         with psycopg.connect(url) as db:
             kept = db.execute("SELECT session_id FROM totem_run_events").fetchall()
     assert kept == [("ses_recent",)]
+
+
+def test_the_agents_panel_lists_the_agents_and_says_why_none_is_saved(
+    tmp_path: Path, postgres: PostgresServer
+) -> None:
+    root = project(tmp_path, scripted(tmp_path, []),
+                   files={".totem/agents/reviewer.md": "---\ndescription: Reviews.\n---\nReview."})
+    with Served(root, env_extra={"TOTEM_STORE": postgres.new_database()}) as worker:
+        listed = worker.json("GET", "/api/agents")["agents"]
+        assert {"explore", "reviewer"} <= {a["name"] for a in listed}
+        status, _, body = worker.request("POST", "/api/agents", {
+            "name": "helper", "description": "Helps.", "scope": "global", "prompt": "Help."})
+    assert status == 400 and b"keeps no saved agents" in body
