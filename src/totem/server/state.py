@@ -349,6 +349,8 @@ class ServerState:
     async def aclose(self) -> None:
         for hub in list(self.hubs.values()):
             await hub.aclose()
+        if self.shared is not None:
+            await self.shared[0].aclose()
 
 
 def _shared_runs(store: Store) -> tuple[PgRelay, RunClaims] | None:
