@@ -206,3 +206,25 @@ def test_the_agents_panel_lists_the_agents_and_says_why_none_is_saved(
         status, _, body = worker.request("POST", "/api/agents", {
             "name": "helper", "description": "Helps.", "scope": "global", "prompt": "Help."})
     assert status == 400 and b"keeps no saved agents" in body
+
+
+def test_a_session_whose_worker_was_killed_mid_run_is_free_on_the_other(
+    tmp_path: Path, postgres: PostgresServer
+) -> None:
+    turns = [{"tool": "bash", "args": {"command": PROOF}}, {"text": "Wrote the proof."}]
+    store = {"TOTEM_STORE": postgres.new_database()}
+    root = project(tmp_path, scripted(tmp_path, turns))
+    with Served(root, env_extra=store) as worker_a, Served(root, env_extra=store) as worker_b:
+        sid = worker_a.new_session()
+        worker_a.json("POST", f"/api/sessions/{sid}/runs", {"text": "make the proof"})
+        worker_b.events(sid, after=0,
+                        stop=lambda found: any(e["type"] == "permission" for _, e in found))
+        assert worker_b.json("GET", f"/api/sessions/{sid}")["live"] is not None
+        assert worker_a.process is not None
+        worker_a.process.kill()  # kill -9: no goodbye, its connections just drop
+        worker_a.process.wait()
+        deadline = time.monotonic() + 30
+        while worker_b.json("GET", f"/api/sessions/{sid}")["live"] is not None:
+            assert time.monotonic() < deadline, "the dead worker's run still holds the session"
+            time.sleep(0.1)
+        assert worker_b.json("POST", f"/api/sessions/{sid}/runs", {"text": "again"})["started"]
