@@ -156,3 +156,28 @@ def test_a_stop_asked_on_another_worker_ends_the_run(
     assert reason == "aborted" and seen[-2:] == ["run_finished", "aborted"]
     assert asyncio.run(relay.prune(older_than=-1)) >= len(seen) - 1  # all of them are old now
     assert asyncio.run(relay.events(session_id)) == []
+
+
+def test_publishing_goes_on_after_its_connection_is_lost(postgres: PostgresServer) -> None:
+    import psycopg
+    import pytest
+
+    url = postgres.new_database()
+
+    async def main() -> list[str]:
+        relay = PgRelay(url)
+        await relay.setup()
+        first = await relay.publish("ses_a", {"type": "text", "text": "one"})
+        async with await psycopg.AsyncConnection.connect(url, autocommit=True) as admin:
+            await admin.execute(  # what a database restart or a proxy's cut does to it
+                "SELECT pg_terminate_backend(pid) FROM pg_stat_activity "
+                "WHERE pid <> pg_backend_pid() AND datname = current_database()")
+        with pytest.raises(psycopg.OperationalError):
+            await relay.publish("ses_a", {"type": "text", "text": "lost"})
+        second = await relay.publish("ses_a", {"type": "text", "text": "two"})
+        assert second > first
+        found = [event["text"] for _, event in await relay.events("ses_a")]
+        await relay.aclose()
+        return found
+
+    assert asyncio.run(main()) == ["one", "two"]

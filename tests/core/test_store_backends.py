@@ -198,3 +198,20 @@ def test_checkpoints_and_snapshots_after_a_mark(new_store_location: Callable[[],
     store.set_checkpoint_state("msg_1", "done")
     assert all(c.undone is None for c in store.checkpoints(session.id))
     store.close()
+
+
+def test_the_threads_of_sub_agents_are_left_out_of_the_page_list_on_both_backends(
+    new_store_location: Callable[[], str],
+) -> None:
+    from totem.server.sessions import session_list, thread_ids
+
+    store = open_store(new_store_location())
+    parent = store.create_session(project="/p", model="m")
+    thread = store.create_session(project="/p", model="m", parent_id=parent.id)
+    fork = store.create_session(project="/p", model="m", parent_id=parent.id)  # no task names it
+    call = ToolPart("call_1", "task", {"prompt": "look"}, state="completed",
+                    meta={"session_id": thread.id, "agent": "explore"})
+    store.add_message(Message("msg_t", parent.id, "assistant", [call]))
+    assert thread_ids(store, "/p") == {thread.id}
+    assert {s["id"] for s in session_list(store, "/p")} == {parent.id, fork.id}
+    store.close()

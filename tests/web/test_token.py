@@ -12,6 +12,7 @@ import signal
 import stat
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 from tests.support.ports import http_ok, wait_until_serving
@@ -47,6 +48,30 @@ def test_a_token_file_others_can_read_is_replaced(tmp_path: Path) -> None:
     with Served(root) as served:
         assert served.token != "A" * 40
     assert stat.S_IMODE(kept.stat().st_mode) == 0o600
+
+
+# Each process waits for the start file, then reads or makes the token: all at once.
+RACER = """
+import pathlib, sys, time
+from totem.server.token import stable_token
+start = pathlib.Path(sys.argv[1])
+while not start.exists():
+    time.sleep(0.001)
+print(stable_token(path=pathlib.Path(sys.argv[2])))
+"""
+
+
+def test_workers_started_at_once_on_one_data_dir_agree_on_one_token(tmp_path: Path) -> None:
+    start, kept = tmp_path / "go", tmp_path / "data" / "serve-token"
+    env = dict(os.environ, PYTHONPATH=":".join(sys.path))
+    racers = [subprocess.Popen([sys.executable, "-c", RACER, str(start), str(kept)], env=env,
+                               stdout=subprocess.PIPE, text=True) for _ in range(16)]
+    time.sleep(1.0)  # every racer is waiting (a late one only reads the file: still one token)
+    start.touch()
+    tokens = {racer.communicate(timeout=60)[0].strip() for racer in racers}
+    assert tokens == {kept.read_text().strip()}
+    assert stat.S_IMODE(kept.stat().st_mode) == 0o600
+    assert [p.name for p in kept.parent.iterdir()] == ["serve-token"]  # no file left behind
 
 
 def test_totem_run_loads_nothing_of_the_web_server(tmp_path: Path) -> None:

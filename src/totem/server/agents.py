@@ -52,7 +52,9 @@ def agents_view(root: Path, store: Store) -> dict[str, Any]:
     winners = load_agents(root, store, problems=problems)
     listed = [agent_json(a, active=True) for a in winners.values()
               if a.source in ("builtin", "file")]
-    for agent in saved_agents(_db(store), project_key(root)):
+    db = getattr(store, "db", None)  # a store other than SQLite keeps no saved agents yet
+    saved = saved_agents(db, project_key(root)) if isinstance(db, sqlite3.Connection) else []
+    for agent in saved:
         winner = winners.get(agent.name)
         active = winner is not None and winner.source == agent.source
         listed.append(agent_json(agent, active=active))

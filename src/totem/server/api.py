@@ -52,9 +52,9 @@ from totem.server.bodies import (
     UndoBody,
     parse,
 )
-from totem.server.hub import Hub
+from totem.server.hub import Refused
 from totem.server.security import Guard
-from totem.server.state import ServerState
+from totem.server.state import AnyHub, ServerState
 
 __all__ = ["Api"]
 
@@ -165,13 +165,14 @@ class Api:
 
     async def sessions(self, request: Request) -> Response:
         query = request.query_params.get("q", "")[:200]
-        return _json({"sessions": self.state.session_list(query)})
+        running = await self.state.running_ids()
+        return _json({"sessions": self.state.session_list(query, running=running)})
 
     async def new_session(self, request: Request) -> Response:
         body = parse(NewSessionBody, await request.body())
         return _json({"session": self.state.new_session(body.model or "")}, 201)
 
-    def _hub(self, request: Request) -> Hub | Response:
+    def _hub(self, request: Request) -> AnyHub | Response:
         hub = self.state.hub(str(request.path_params["sid"]))
         return hub if hub is not None else error("no such session in this project", 404)
 
@@ -179,7 +180,7 @@ class Api:
         hub = self._hub(request)
         if isinstance(hub, Response):
             return hub
-        return _json(self.state.snapshot(hub))
+        return _json(await self.state.snapshot(hub))
 
     async def rename(self, request: Request) -> Response:
         body = parse(RenameBody, await request.body())
@@ -190,6 +191,8 @@ class Api:
         return _json({"session": found}) if found else error("no such session", 404)
 
     async def delete(self, request: Request) -> Response:
+        if await self.state.busy(str(request.path_params["sid"])):
+            return error("stop the run before deleting the session", 409)
         problem = self.state.delete(str(request.path_params["sid"]))
         if problem is not None:
             return error(problem, 409 if "run" in problem else 404)
@@ -202,7 +205,7 @@ class Api:
         given = request.headers.get("last-event-id") or request.query_params.get("after")
         if given is not None and not re.fullmatch(r"[0-9]{1,15}", given):
             return error("Last-Event-ID must be a number")
-        after = int(given) if given else hub.last_id
+        after = int(given) if given else None
         stream = hub.watch(after, until=self.state.closing)
         return StreamingResponse(stream, media_type="text/event-stream; charset=utf-8",
                                  headers={"Cache-Control": "no-store",
@@ -216,25 +219,17 @@ class Api:
         text = body.text.strip()
         if not text:
             return error("the message is empty")
-        if hub.running:
-            return error("a run is in progress in this session", 409)
-        from totem.settings.config import ConfigError
-
-        try:
-            if text == "/compact":
-                hub.compact(model=body.model or None, generation=self.state.generation)
-            else:
-                hub.start(text, model=body.model or None, agent=body.agent or None,
-                          generation=self.state.generation)
-        except ConfigError as exc:  # the configuration cannot be read: nothing started
-            return error(str(exc))
-        return _json({"started": True, "after": hub.run_start}, 202)
+        after = await hub.launch(text, model=body.model or None, agent=body.agent or None,
+                                 generation=self.state.generation)
+        if isinstance(after, Refused):
+            return error(after.message, after.status)
+        return _json({"started": True, "after": after}, 202)
 
     async def abort(self, request: Request) -> Response:
         hub = self._hub(request)
         if isinstance(hub, Response):
             return hub
-        return _json({"aborted": hub.stop()})
+        return _json({"aborted": await hub.halt()})
 
     async def reply(self, request: Request) -> Response:
         from totem.policy.permission import Reply
@@ -243,7 +238,7 @@ class Api:
         if isinstance(hub, Response):
             return hub
         body = parse(ReplyBody, await request.body())
-        done = hub.reply(body.request_id, Reply(body.reply, body.message or ""))
+        done = await hub.give_reply(body.request_id, Reply(body.reply, body.message or ""))
         return _json({"ok": done}, 200 if done else 409)
 
     async def answer(self, request: Request) -> Response:
@@ -251,7 +246,7 @@ class Api:
         if isinstance(hub, Response):
             return hub
         body = parse(AnswerBody, await request.body())
-        done = hub.answer(body.request_id, body.answer)
+        done = await hub.give_answer(body.request_id, body.answer)
         return _json({"ok": done}, 200 if done else 409)
 
     async def fork(self, request: Request) -> Response:
@@ -268,7 +263,7 @@ class Api:
         if isinstance(hub, Response):
             return hub
         body = parse(UndoBody, await request.body())
-        if hub.running:
+        if await hub.busy():
             return error("a run is in progress in this session", 409)
         act = redo if body.redo else undo
         done = act(self.state.store, session_id=str(request.path_params["sid"]),

@@ -61,6 +61,7 @@ def create_app(
 
     @contextlib.asynccontextmanager
     async def lifespan(_app: Starlette) -> AsyncIterator[None]:
+        await state.open()
         try:
             yield
         finally:

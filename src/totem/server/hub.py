@@ -20,23 +20,53 @@ import contextlib
 import json
 import logging
 from collections.abc import AsyncGenerator, Callable
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from totem.abort import AbortSignal
 from totem.events import Event, StepFinished, event_to_dict
 from totem.policy.permission import Reply
 from totem.server.sessions import count_messages
+from totem.session.relayed_run import reply_text
 from totem.settings.config import ConfigError
 
 if TYPE_CHECKING:
     from totem.session.service import SessionService
 
-__all__ = ["Hub", "ServiceFactory", "sse"]
+__all__ = ["Hub", "Position", "Refused", "ServiceFactory", "event_data", "sse"]
 
 ServiceFactory = Callable[[], "SessionService"]
 Costing = Callable[[str, dict[str, Any]], float | None]
 HEARTBEAT = 15.0  # seconds between keep-alive comments on an idle stream
 log = logging.getLogger("totem.server")
+
+
+@dataclass(frozen=True, slots=True)
+class Refused:
+    """A run that was not started, and why (the HTTP status and the message)."""
+
+    status: int
+    message: str
+
+
+@dataclass(frozen=True, slots=True)
+class Position:
+    """Where a page starts: the live run (`after`: replay from there) or None, the stored
+    messages before it (`cut`), and the session's latest event id."""
+
+    live: dict[str, Any] | None
+    cut: int | None
+    last_id: int
+
+
+def event_data(event: Event, label: str, costing: Costing | None) -> dict[str, Any]:
+    """The event as a page gets it: a step's cost added when the model's price is known."""
+    data = event_to_dict(event)
+    if isinstance(event, StepFinished) and costing is not None:
+        spent = costing(label, data["usage"])
+        if spent is not None:
+            data["cost"] = spent
+    return data
 
 
 def sse(event_id: int | None, data: dict[str, Any]) -> bytes:
@@ -106,11 +136,20 @@ class Hub:
             return None
         return {"after": self.run_start, "model": self.model}
 
+    async def position(self) -> Position:
+        return Position(self.live(), self.cut, self.last_id)
+
+    async def busy(self) -> bool:
+        """Whether a run of the session goes on."""
+        return self.running
+
     async def watch(
-        self, after: int, *, until: asyncio.Event | None = None
+        self, after: int | None, *, until: asyncio.Event | None = None
     ) -> AsyncGenerator[bytes, None]:
-        """The events after `after`, then each new one as it comes, until `until` is set
-        (the server stops; `wake` then ends the wait)."""
+        """The events after `after` (None: from now), then each new one as it comes, until
+        `until` is set (the server stops; `wake` then ends the wait)."""
+        if after is None:
+            after = self.last_id
         if after > self.last_id or after < self.dropped_until:
             yield sse(None, {"type": "resync"})  # this log cannot continue that stream
             after = self.last_id
@@ -131,6 +170,20 @@ class Hub:
                 yield b": ping\n\n"
 
     # runs ---------------------------------------------------------------------------------
+
+    async def launch(self, text: str, *, model: str | None, agent: str | None,
+                     generation: int) -> int | Refused:
+        """Start a run (`/compact`: a compaction); the id its events come after."""
+        if self.running:
+            return Refused(409, "a run is in progress in this session")
+        try:
+            if text == "/compact":
+                self.compact(model=model, generation=generation)
+            else:
+                self.start(text, model=model, agent=agent, generation=generation)
+        except ConfigError as exc:  # the configuration cannot be read: nothing started
+            return Refused(400, str(exc))
+        return self.run_start
 
     def compact(self, *, model: str | None, generation: int) -> None:
         """`/compact` from the page: summarize the older turns now, as a run of its own."""
@@ -211,11 +264,7 @@ class Hub:
             self.cut = None
 
     def _record(self, event: Event, label: str) -> None:
-        data = event_to_dict(event)
-        if isinstance(event, StepFinished) and self.costing is not None:
-            spent = self.costing(label, data["usage"])
-            if spent is not None:
-                data["cost"] = spent
+        data = event_data(event, label, self.costing)
         if data["type"] in ("permission", "question"):
             self.pending[str(data["request_id"])] = data
         self.append(data)
@@ -227,10 +276,17 @@ class Hub:
         if self.service is None or not self.service.reply(request_id, reply):
             return False
         self.pending.pop(request_id, None)
-        shown = {"once": "Allowed once", "always": "Always allowed", "reject": "Rejected"}
-        text = shown[reply.kind] + (f": {reply.message}" if reply.message else "")
-        self.append({"type": "answered", "request_id": request_id, "answer": text})
+        self.append({"type": "answered", "request_id": request_id, "answer": reply_text(reply)})
         return True
+
+    async def give_reply(self, request_id: str, reply: Reply) -> bool:
+        return self.reply(request_id, reply)
+
+    async def give_answer(self, request_id: str, answer: str | None) -> bool:
+        return self.answer(request_id, answer)
+
+    async def halt(self) -> bool:
+        return self.stop()
 
     def answer(self, request_id: str, answer: str | None) -> bool:
         """A question of the ask tool answered (None: declined)."""

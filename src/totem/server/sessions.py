@@ -49,7 +49,8 @@ def thread_ids(store: Store, project: str) -> set[str]:
     """The sessions of the project that are a sub-agent's thread (named by a task call)."""
     db = _db(store)
     if db is None:
-        return set()
+        finder = getattr(store, "thread_ids", None)  # the PostgreSQL store's own query
+        return set(finder(project)) if callable(finder) else set()
     rows = db.execute(
         "SELECT s.id FROM sessions s WHERE s.project = ? AND s.parent_id IS NOT NULL AND EXISTS "
         "(SELECT 1 FROM messages m JOIN parts p ON p.message_id = m.id "

@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 from totem.messages import Message, ToolPart, Usage
 from totem.server.hub import Hub
+from totem.server.relayed_hub import RelayedHub
 from totem.server.sessions import (
     count_messages,
     export,
@@ -26,8 +27,13 @@ from totem.store.base import SessionInfo, Store
 
 if TYPE_CHECKING:
     from totem.session.service import SessionService
+    from totem.store.pg_relay import PgRelay
+    from totem.store.pg_runs import RunClaims
 
-__all__ = ["ServerState"]
+__all__ = ["AnyHub", "ServerState"]
+
+AnyHub = Hub | RelayedHub
+KEEP_EVENTS_SECONDS = 7 * 86400  # a worker's start drops the relayed events older than this
 
 
 class ServerState:
@@ -38,7 +44,8 @@ class ServerState:
         self.root = root.resolve()
         self.project = str(self.root)
         self.store = store
-        self.hubs: dict[str, Hub] = {}
+        self.hubs: dict[str, AnyHub] = {}
+        self.shared = _shared_runs(store)  # several workers on one PostgreSQL: None otherwise
         self.closing = asyncio.Event()  # set when the server stops: event streams end
         self.generation = 0
         self.models = ModelCache()
@@ -88,16 +95,43 @@ class ServerState:
         found = self.store.get_session(session_id)
         return found if found is not None and found.project == self.project else None
 
-    def hub(self, session_id: str) -> Hub | None:
+    def hub(self, session_id: str) -> AnyHub | None:
         hub = self.hubs.get(session_id)
         if hub is None:
             if self._session(session_id) is None:
                 return None
-            hub = self.hubs[session_id] = Hub(
-                session_id, make_service=self.make_service, generation=self.generation,
-                costing=self.cost,
-            )
+            hub = self.hubs[session_id] = self._new_hub(session_id)
         return hub
+
+    def _new_hub(self, session_id: str) -> AnyHub:
+        if self.shared is not None:
+            relay, claims = self.shared
+            return RelayedHub(session_id, relay=relay, claims=claims,
+                              make_service=self.make_service, generation=self.generation,
+                              costing=self.cost)
+        return Hub(session_id, make_service=self.make_service, generation=self.generation,
+                   costing=self.cost)
+
+    async def open(self) -> None:
+        """Before the first request: the shared runs' tables, when there are any, without
+        the events of runs long over (their messages are in the store)."""
+        if self.shared is not None:
+            relay, claims = self.shared
+            await relay.setup()
+            await claims.setup()
+            await relay.prune(older_than=KEEP_EVENTS_SECONDS)
+
+    async def running_ids(self) -> set[str]:
+        """The sessions with a run going on (on any worker, when they share the store)."""
+        if self.shared is not None:
+            return await self.shared[1].running()
+        return {sid for sid, hub in self.hubs.items() if hub.running}
+
+    async def busy(self, session_id: str) -> bool:
+        hub = self.hubs.get(session_id)
+        if self.shared is not None and hub is None:
+            return session_id in await self.shared[1].running()
+        return hub is not None and await hub.busy()
 
     def info(self) -> dict[str, Any]:
         from totem import __version__
@@ -140,9 +174,11 @@ class ServerState:
         remember(self.root)
         self.settings_changed()
 
-    def session_list(self, query: str = "") -> list[dict[str, Any]]:
-        """The project's sessions, those holding every word of `query` when it has some."""
-        running = {sid for sid, hub in self.hubs.items() if hub.running}
+    def session_list(self, query: str = "", *,
+                     running: set[str] | None = None) -> list[dict[str, Any]]:
+        """The project's sessions, those holding every word of `query` when it has some;
+        `running`: those with a run going on."""
+        running = running or set()
         if query.split():
             from totem.server.session_admin import search
 
@@ -181,10 +217,11 @@ class ServerState:
         label = model or self.config().model or ""
         return info_json(self.store.create_session(project=self.project, model=label))
 
-    def snapshot(self, hub: Hub) -> dict[str, Any]:
+    async def snapshot(self, hub: AnyHub) -> dict[str, Any]:
         """The store up to the current run, and where its live events start (no overlap)."""
         info = self._session(hub.session_id)
         assert info is not None
+        position = await hub.position()
         messages = self.store.messages(hub.session_id)
         usage, spent = Usage(), 0.0
         known = True
@@ -194,9 +231,9 @@ class ServerState:
                 one = self.cost(message.model, _usage_dict(message.usage))
                 known = known and one is not None
                 spent += one or 0.0
-        live = hub.live()
-        if live is not None and hub.cut is not None:
-            messages = messages[: hub.cut]
+        live = position.live
+        if live is not None and position.cut is not None:
+            messages = messages[: position.cut]
             usage, spent, known = Usage(), 0.0, known  # the log's steps add the run's usage
             for message in [*messages, *self._thread_messages(messages)]:
                 usage.add(message.usage)
@@ -204,7 +241,7 @@ class ServerState:
             "session": info_json(info),
             "messages": messages_json(messages),
             "live": live,
-            "after": live["after"] if live is not None else hub.last_id,
+            "after": live["after"] if live is not None else position.last_id,
             "usage": _usage_dict(usage),
             "cost": spent if known and live is None else None,
             "children": self._children(hub.session_id),
@@ -225,7 +262,7 @@ class ServerState:
         if source is None:
             return "no such session in this project"
         hub = self.hubs.get(session_id)
-        if hub is not None and hub.running and until is None and hub.cut is not None:
+        if hub is not None and hub.running and until is None:
             return "wait for the run to end, or fork from an earlier message"
         try:
             return info_json(fork(self.store, source, until=until))
@@ -312,6 +349,21 @@ class ServerState:
     async def aclose(self) -> None:
         for hub in list(self.hubs.values()):
             await hub.aclose()
+        if self.shared is not None:
+            await self.shared[0].aclose()
+
+
+def _shared_runs(store: Store) -> tuple[PgRelay, RunClaims] | None:
+    """The relay and the run claims of a PostgreSQL store (None for any other store)."""
+    import sys
+
+    module = sys.modules.get("totem.store.postgres")  # loaded if the store is one of its
+    if module is None or not isinstance(store, module.PostgresStore):
+        return None
+    from totem.store.pg_relay import PgRelay
+    from totem.store.pg_runs import RunClaims
+
+    return PgRelay(store.url), RunClaims(store.url)
 
 
 def _usage_dict(usage: Usage) -> dict[str, int]:

@@ -43,9 +43,21 @@ class PgRelay:
 
     def __init__(self, url: str) -> None:
         self.url = url
+        # publish keeps one connection (per event loop): a run publishes every token
+        self._publisher: tuple[asyncio.AbstractEventLoop, asyncio.Lock,
+                               psycopg.AsyncConnection[tuple[Any, ...]]] | None = None
 
     async def _connect(self) -> psycopg.AsyncConnection[tuple[Any, ...]]:
         return await psycopg.AsyncConnection.connect(self.url, autocommit=True)
+
+    async def _publishing(self) -> tuple[asyncio.Lock, psycopg.AsyncConnection[tuple[Any, ...]]]:
+        """The connection `publish` uses, opened again when it is lost or another loop runs."""
+        loop = asyncio.get_running_loop()
+        kept = self._publisher
+        if kept is None or kept[0] is not loop or kept[2].closed:
+            kept = (loop, asyncio.Lock(), await self._connect())
+            self._publisher = kept
+        return kept[1], kept[2]
 
     async def setup(self) -> None:
         """Create the relay's tables if they are not there."""
@@ -55,19 +67,42 @@ class PgRelay:
                 await db.execute(statement)
 
     async def publish(self, session_id: str, event: dict[str, Any]) -> int:
-        """Store one event of the session's run and tell the followers; its id."""
-        async with await self._connect() as db, db.transaction():
-            row = await (await db.execute(
-                "INSERT INTO totem_run_events (session_id, data, created) VALUES (%s, %s, %s) "
-                "RETURNING id", (session_id, json.dumps(event), time.time()))).fetchone()
-            await db.execute("SELECT pg_notify('totem_events', %s)", (session_id,))
+        """Store one event of the session's run and tell the followers; its id. A lost
+        connection fails this call (the event may or may not be stored: never twice); the
+        next call connects again."""
+        lock, db = await self._publishing()
+        async with lock:
+            try:
+                async with db.transaction():
+                    row = await (await db.execute(
+                        "INSERT INTO totem_run_events (session_id, data, created) "
+                        "VALUES (%s, %s, %s) RETURNING id",
+                        (session_id, json.dumps(event), time.time()))).fetchone()
+                    await db.execute("SELECT pg_notify('totem_events', %s)", (session_id,))
+            except psycopg.OperationalError:
+                await db.close()
+                raise
         assert row is not None
         return int(row[0])
+
+    async def aclose(self) -> None:
+        """Close the connection `publish` keeps."""
+        kept, self._publisher = self._publisher, None
+        if kept is not None and kept[0] is asyncio.get_running_loop():
+            await kept[2].close()
 
     async def events(self, session_id: str, *, after: int = 0) -> list[tuple[int, dict[str, Any]]]:
         """The session's events with an id above `after`, in order."""
         async with await self._connect() as db:
             return await _rows_after(db, session_id, after)
+
+    async def last_id(self, session_id: str) -> int:
+        """The id of the session's latest event (0: none)."""
+        async with await self._connect() as db:
+            row = await (await db.execute(
+                "SELECT COALESCE(MAX(id), 0) FROM totem_run_events WHERE session_id = %s",
+                (session_id,))).fetchone()
+        return int(row[0]) if row else 0
 
     async def follow(self, session_id: str, *,
                      after: int = 0) -> AsyncIterator[tuple[int, dict[str, Any]]]:
@@ -105,7 +140,6 @@ class PgRelay:
                 async for note in db.notifies(timeout=RESCAN_SECONDS):
                     if note.payload == request_id:
                         break
-
 
     async def request_abort(self, session_id: str) -> None:
         """Ask the worker running the session to stop its run."""

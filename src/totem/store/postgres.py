@@ -82,6 +82,11 @@ class PostgresStore:
         with self._lock:
             migrate_postgres(self.db)
 
+    @property
+    def url(self) -> str:
+        """The database's address (it may hold a password: never shown)."""
+        return self._url
+
     def reconnect(self) -> None:
         """A new connection in place of a lost one."""
         with self._lock:
@@ -135,6 +140,19 @@ class PostgresStore:
                 (project, limit),
             ).fetchall()
         return [SessionInfo(*row) for row in rows]
+
+    @_reconnecting
+    def thread_ids(self, project: str) -> list[str]:
+        """The sessions of the project that are a sub-agent's thread (named by a task call)."""
+        with self._cursor() as db:
+            rows = db.execute(
+                "SELECT s.id FROM sessions s WHERE s.project = %s AND s.parent_id IS NOT NULL "
+                "AND EXISTS (SELECT 1 FROM messages m JOIN parts p ON p.message_id = m.id "
+                " WHERE m.session_id = s.parent_id AND p.type = 'tool' "
+                " AND (p.data::jsonb -> 'meta' ->> 'session_id') = s.id)",
+                (project,),
+            ).fetchall()
+        return [str(row[0]) for row in rows]
 
     @_reconnecting
     def set_title(self, session_id: str, title: str) -> None:
