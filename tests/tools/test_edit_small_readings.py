@@ -72,7 +72,9 @@ def test_a_line_found_in_two_sections_is_changed_in_the_one_the_request_names(
     project: Path, ctx: ToolContext, call: Call
 ) -> None:
     (project / "app.ini").write_text(INI)
-    asked = small(ctx, "In app.ini, set the database timeout to 45 seconds.")
+    # the bench's own words: the section left alone is named too
+    asked = small(ctx, "Set the database timeout to 45 in app.ini. Leave the cache settings "
+                       "alone.")
     result = call(Edit(), asked, path="app.ini", old_string="timeout = 30",
                   new_string="timeout = 45")
     assert (project / "app.ini").read_text() == INI.replace("timeout = 30", "timeout = 45", 1)

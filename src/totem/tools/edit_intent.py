@@ -82,13 +82,29 @@ def _header_words(header: str) -> set[str]:
     return {w for w in words if len(w) >= 3}
 
 
+# a clause that says what to leave as it is: its words name no place to change
+_HANDS_OFF = (r"\b(?:leave|leaving|keep|keeping|alone|untouched|unchanged|as it is|don't|do not|"
+              r"dont|never|not|without)\b")
+
+
+def _asked_words(request: str) -> set[str]:
+    """The words of the request's clauses that ask for something ("set the database
+    timeout"), without those that say what to leave alone ("leave the cache settings alone")."""
+    words: set[str] = set()
+    for clause in re.split(r"[.;:!?\n]|,|\bbut\b", request, flags=re.I):
+        if re.search(_HANDS_OFF, clause, re.I):
+            continue
+        words |= {w.lower() for w in re.findall(r"[A-Za-z0-9]+", clause)}
+        words |= {w.lower() for w in re.findall(_NAME, clause)}
+    return words
+
+
 def placed_by_request(content: str, old: str, new: str, request: str) -> Reading | None:
     """`old`, found several times, replaced in the one place whose section the request
     names ("the database timeout": the `timeout` under `[database]`)."""
     from totem.tools.edit_match import section_of
 
-    asked = {w.lower() for w in re.findall(r"[A-Za-z0-9]+", request)}
-    asked |= {w.lower() for w in re.findall(_NAME, request)}
+    asked = _asked_words(request)
     starts = [m.start() for m in re.finditer(re.escape(old), content)]
     named = []
     for start in starts:
