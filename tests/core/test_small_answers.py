@@ -402,3 +402,24 @@ def test_a_failed_edit_is_told_the_file_the_request_asks_to_create(tmp_path: Pat
         "[The request still asks for this: NOTES.md does not exist yet. To create it, call "
         "write with path NOTES.md and the file's whole content.]")
     assert (tmp_path / "project" / "NOTES.md").is_file()
+
+
+def test_a_file_the_run_created_may_be_written_again_whole(tmp_path: Path) -> None:
+    """The small model's own new file: write again is its natural way to fix it; a file that
+    was there before stays protected."""
+    with_config(tmp_path)
+    provider = ScriptedProvider([
+        call(("write", {"path": "tests/test_stack.py", "content": "def test_pop():\n    pass\n"})),
+        call(("write", {"path": "tests/test_stack.py",
+                        "content": "from stack import Stack\n\n\ndef test_pop():\n    pass\n"})),
+        call(("read", {"path": "config.ini"})),
+        call(("write", {"path": "config.ini", "content": "port = 1\n"})),
+        reply("Wrote the test."),
+    ])
+    agent = make_agent(tmp_path, provider, tools=TOOLS, model=SMALL)
+    _, events = run_once(agent, "Write a test file tests/test_stack.py for stack.py.")
+    ends = [e for e in events if isinstance(e, ToolEnd)]
+    assert [e.is_error for e in ends] == [False, False, False, True]
+    assert (tmp_path / "project" / "tests" / "test_stack.py").read_text().startswith("from stack")
+    assert "already exists, and write only makes new files" in ends[-1].output
+    assert (tmp_path / "project" / "config.ini").read_text() == "[server]\nport = 8437\n"

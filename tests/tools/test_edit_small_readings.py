@@ -228,3 +228,21 @@ def test_an_import_given_in_place_of_the_line_that_needs_it_goes_to_the_top(
          old_string="json.dumps({'count': len(rows), 'first': rows[0]})",
          new_string="import json")
     assert (project / "report.py").read_text() == "import json\n\n\n" + REPORT
+
+
+def test_an_import_put_in_place_of_one_still_used_is_added_below_it(
+    project: Path, ctx: ToolContext, call: Call
+) -> None:
+    """The real 1.5B call in write_test: the test it wrote used pytest and Stack."""
+    test = "import pytest\n\n@pytest.mark.parametrize('n', [1])\ndef test_pop(n):\n" \
+           "    assert Stack().pop() == n\n"
+    (project / "test_stack.py").write_text(test)
+    call(Edit(), small(ctx), path="test_stack.py", old_string="import pytest",
+         new_string="from stack import Stack")
+    assert (project / "test_stack.py").read_text() == test.replace(
+        "import pytest\n", "import pytest\nfrom stack import Stack\n")
+    # an import the file no longer uses is replaced as asked
+    (project / "m.py").write_text("import os\n\nprint(Path('.'))\n")
+    call(Edit(), small(ctx), path="m.py", old_string="import os",
+         new_string="from pathlib import Path")
+    assert (project / "m.py").read_text() == "from pathlib import Path\n\nprint(Path('.'))\n"

@@ -146,7 +146,7 @@ class ToolRunner:
         else:
             part.images = result.images
             part.title = result.title
-            self.read_first.record(tool.name, part.input or {})
+            self.read_first.record(tool.name, part.input or {}, output=result.output)
             self.finish(message, part, result.output, error=result.is_error)
 
     def _arguments(self, tool: Tool, part: ToolPart) -> BaseModel:
@@ -162,7 +162,8 @@ class ToolRunner:
         if refused is None and self.agent.profile.small:
             from totem.tools.small import overwrite_refusal
 
-            refused = overwrite_refusal(self.agent.root, tool.name, part.input)
+            refused = overwrite_refusal(self.agent.root, tool.name, part.input,
+                                        made_here=self.read_first.made_here)
             if refused is None and self.hands_off:
                 from totem.tools.read_first import changed_paths
 

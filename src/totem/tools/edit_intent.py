@@ -23,8 +23,8 @@ from __future__ import annotations
 import re  # compiled on first use (re caches them), not at start-up
 from dataclasses import dataclass
 
-__all__ = ["Reading", "imports_moved_up", "is_name", "other_uses", "placed_by_request",
-           "renamed", "repeats_file"]
+__all__ = ["Reading", "import_kept", "imports_moved_up", "is_name", "other_uses",
+           "placed_by_request", "renamed", "repeats_file"]
 
 _NAME = r"[A-Za-z_][A-Za-z0-9_]*"
 _IMPORT = r"(?:import\s+[\w.]+(?:\s+as\s+\w+)?(?:\s*,\s*[\w.]+(?:\s+as\s+\w+)?)*" \
@@ -189,6 +189,39 @@ def imports_moved_up(content: str, old: str, new: str, *, python: bool) -> Readi
     updated = content[:offset] + block + content[offset:]
     return Reading(updated, f"[{'; '.join(missing)} was put at the top of the file with the "
                             "imports; the rest of the file is unchanged.]")
+
+
+def _bound_names(statements: str) -> set[str] | None:
+    """The names import statements bind (`import a.b as c`: c), or None if not imports."""
+    import ast
+
+    try:
+        tree = ast.parse(statements.strip())
+    except SyntaxError:
+        return None
+    names: set[str] = set()
+    for node in tree.body:
+        if not isinstance(node, ast.Import | ast.ImportFrom):
+            return None
+        names |= {(a.asname or a.name).split(".")[0] for a in node.names}
+    return names or None
+
+
+def import_kept(content: str, old: str, new: str, *, python: bool) -> Reading | None:
+    """An import put in place of another import the file still uses (the 1.5B's
+    "import pytest" -> "from stack import Stack" in a test that uses both): the new import
+    goes below the old one, which stays."""
+    if not python or content.count(old) != 1:
+        return None
+    old_names, new_names = _bound_names(old), _bound_names(new)
+    if old_names is None or new_names is None or old_names & new_names:
+        return None
+    rest = content.replace(old, "", 1)
+    if not any(re.search(_word(name), rest) for name in old_names):
+        return None
+    updated = content.replace(old, old.rstrip("\n") + "\n" + new.strip("\n"), 1)
+    return Reading(updated, f"[{old.strip()} is still used, so it was kept and "
+                            f"{new.strip()} added below it.]")
 
 
 MIN_REPEATED_LINES = 3

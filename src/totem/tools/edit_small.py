@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING
 from totem.tools.base import ToolContext, ToolError, ToolResult
 from totem.tools.edit_intent import (
     Reading,
+    import_kept,
     imports_moved_up,
     is_name,
     other_uses,
@@ -37,7 +38,9 @@ async def small_reading(
 ) -> ToolResult | None:
     """The result of the edit as read for a small model, or None to edit as written."""
     old, new = args.old_string, args.new_string
-    reading = imports_moved_up(content, old, new, python=path.suffix == ".py")
+    python = path.suffix == ".py"
+    reading = imports_moved_up(content, old, new, python=python) or import_kept(
+        content, old, new, python=python)
     if reading is None and not old and new.strip() and repeats_file(content, new):
         raise ToolError(_REPEATED.format(path=ctx.relative(path)))
     if reading is None and old and not args.replace_all:

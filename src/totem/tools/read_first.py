@@ -57,10 +57,11 @@ class ReadFirst:
     def __init__(self, root: Path, history: Iterable[Message]) -> None:
         self.root = Path(os.path.realpath(root))
         self.seen: set[Path] = set()
+        self.made: set[Path] = set()  # files the session created (write or edit on no file)
         for message in history:
             for part in message.parts:
                 if isinstance(part, ToolPart) and part.state == "completed":
-                    self.record(part.name, part.input or {})
+                    self.record(part.name, part.input or {}, output=part.output or "")
 
     def _real(self, path: str) -> Path:
         candidate = Path(os.path.expanduser(path))
@@ -68,10 +69,17 @@ class ReadFirst:
             candidate = self.root / candidate
         return Path(os.path.realpath(candidate))
 
-    def record(self, name: str, args: Mapping[str, Any]) -> None:
-        """A completed call: a read, or a change the session made, makes its files known."""
+    def record(self, name: str, args: Mapping[str, Any], *, output: str = "") -> None:
+        """A completed call: a read, or a change the session made, makes its files known; a
+        write or edit that says it created its file makes the file the session's own."""
         for path in _read_path(name, args):
             self.seen.add(self._real(path))
+        if name in ("write", "edit") and output.startswith("Created "):
+            self.made.update(self._real(p) for p in changed_paths(name, args))
+
+    def made_here(self, path: str) -> bool:
+        """Whether the session itself created the file at `path`."""
+        return self._real(path) in self.made
 
     def refusal(self, name: str, args: Mapping[str, Any]) -> str | None:
         """The error for a call that would change an existing file not read yet, or None."""

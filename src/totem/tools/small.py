@@ -13,7 +13,7 @@ objects, no optional extras a small model fills with copied schema text.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -76,11 +76,14 @@ def small_specs(specs: Sequence[ToolSpec]) -> list[ToolSpec]:
     return made
 
 
-def overwrite_refusal(root: Path, name: str, args: dict[str, Any]) -> str | None:
+def overwrite_refusal(
+    root: Path, name: str, args: dict[str, Any], *, made_here: Callable[[str], bool]
+) -> str | None:
     """For a small model, the error for a write over an existing file (they write only the
-    new line, and the rest of the file is lost), or None."""
+    new line, and the rest of the file is lost), or None. A file the session itself created
+    may be written again whole: nothing of the person's is in it to lose."""
     path = args.get("path")
-    if name != "write" or not isinstance(path, str) or not path:
+    if name != "write" or not isinstance(path, str) or not path or made_here(path):
         return None
     target = Path(path) if Path(path).is_absolute() else root / path
     if not target.is_file():

@@ -24,6 +24,9 @@ class App {
     this.choice = {}; // session id -> chosen model
     this.listTimer = null;
     this.loadedAt = null;
+    // a message sent while the page still opens waits for its first route, which would
+    // otherwise clear the session the message has just made
+    this.firstRoute = new Promise((resolve) => { this.routed = resolve; });
   }
 
   async start() {
@@ -32,6 +35,7 @@ class App {
     await Promise.all([this.refreshInfo(), this.loadSessions()]);
     window.addEventListener("hashchange", () => this.route());
     await this.route();
+    this.routed();
     await models;
     this.loadedAt = performance.now(); // ms from the start of the navigation: the page is drawn
   }
@@ -225,6 +229,7 @@ class App {
     const model = this.currentModel();
     const agent = $("agent-picker").value || null;
     try {
+      await this.firstRoute;
       if (!this.session) await this.newSession();
       prompt.value = "";
       this.autosize();
