@@ -423,3 +423,75 @@ def test_a_file_the_run_created_may_be_written_again_whole(tmp_path: Path) -> No
     assert (tmp_path / "project" / "tests" / "test_stack.py").read_text().startswith("from stack")
     assert "already exists, and write only makes new files" in ends[-1].output
     assert (tmp_path / "project" / "config.ini").read_text() == "[server]\nport = 8437\n"
+
+
+MATHX = ("def double(x):\n    return 2 * x\n\n\ndef mean(values):\n"
+         "    return sum(values) / len(values)\n")
+CLAMP_ANSWER = ("To add the `clamp` function to the `mathx.py` file, you can use the following "
+                "code:\n\n```python\ndef clamp(value, low, high):\n    if value < low:\n"
+                "        return low\n    elif value > high:\n        return high\n    else:\n"
+                "        return value\n```\n\nThis function checks the range.")
+CLAMP_REQUEST = ("Add a function clamp(value, low, high) to mathx.py that returns value limited "
+                 "to the range low..high.")
+
+
+def test_a_function_written_in_the_closing_answer_is_added_with_edit(tmp_path: Path) -> None:
+    """The real 0.5B run: the same edit three times (old_string equal to new_string), then
+    the function, right, in the closing answer."""
+    with_config(tmp_path)
+    (tmp_path / "project" / "mathx.py").write_text(MATHX)
+    same = ("edit", {"path": "mathx.py", "old_string": "def double(x):",
+                     "new_string": "def double(x):"})
+    provider = ScriptedProvider([call(("read", {"path": "mathx.py"})), call(same), call(same),
+                                 call(same), reply(CLAMP_ANSWER)])
+    agent = make_agent(tmp_path, provider, tools=TOOLS, model=SMALL)
+    _, events = run_once(agent, CLAMP_REQUEST)
+    assert finished(events).reason == "finished"
+    text = (tmp_path / "project" / "mathx.py").read_text()
+    assert text.startswith(MATHX.rstrip("\n")) and "def clamp(value, low, high):" in text
+    assert any(isinstance(e, Notice) and "wrote the change in its answer" in e.text
+               for e in events)
+
+
+def test_a_function_of_the_file_rewritten_in_an_answer_replaces_it(tmp_path: Path) -> None:
+    with_config(tmp_path)
+    (tmp_path / "project" / "mathx.py").write_text(MATHX)
+    provider = ScriptedProvider([
+        call(("read", {"path": "mathx.py"})),
+        reply("Here it is:\n```python\ndef mean(values):\n    if not values:\n        return 0\n"
+              "    return sum(values) / len(values)\n```"),
+    ])
+    agent = make_agent(tmp_path, provider, tools=TOOLS, model=SMALL)
+    _, events = run_once(agent, "Make mean in mathx.py return 0 for an empty list.")
+    assert finished(events).reason == "finished"
+    assert (tmp_path / "project" / "mathx.py").read_text() == MATHX.replace(
+        "def mean(values):\n", "def mean(values):\n    if not values:\n        return 0\n")
+
+
+def test_code_in_an_answer_to_a_question_or_from_a_hosted_model_changes_nothing(
+    tmp_path: Path,
+) -> None:
+    with_config(tmp_path)
+    (tmp_path / "project" / "mathx.py").write_text(MATHX)
+    for model, request in ((SMALL, "How would a clamp function look next to mathx.py's "
+                                    "functions? Show me."),
+                           (HOSTED, CLAMP_REQUEST)):
+        provider = ScriptedProvider([call(("read", {"path": "mathx.py"})), reply(CLAMP_ANSWER),
+                                     reply(CLAMP_ANSWER), reply(CLAMP_ANSWER)])
+        run_once(make_agent(tmp_path, provider, tools=TOOLS, model=model), request)
+        assert (tmp_path / "project" / "mathx.py").read_text() == MATHX
+
+
+def test_code_that_does_not_parse_or_names_nothing_asked_is_left_alone(tmp_path: Path) -> None:
+    from totem.run.answer_code import calls_from_answer
+
+    root = tmp_path / "project"
+    root.mkdir()
+    (root / "mathx.py").write_text(MATHX)
+    assert calls_from_answer("```python\ndef clamp(value:\n```", request=CLAMP_REQUEST,
+                             root=root) == []
+    assert calls_from_answer("```python\ndef helper(x):\n    return x\n```",
+                             request=CLAMP_REQUEST, root=root) == []
+    assert calls_from_answer("```python\nprint(clamp(1, 2, 3))\n```", request=CLAMP_REQUEST,
+                             root=root) == []
+    assert calls_from_answer(CLAMP_ANSWER, request="Add clamp to a new file.", root=root) == []

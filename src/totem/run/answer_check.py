@@ -263,6 +263,10 @@ class AnswerCheck:
         self.must_act = True
         return act_nudge(request, run=action == "run")
 
+    def changed(self, run: Iterable[Message]) -> bool:
+        """Whether the run changed the project (or ran a command)."""
+        return _changed(run, self.tools)
+
     def unbacked_claim(self, answer: str, history: Iterable[Message]) -> bool:
         """The answer claims a change, and the session made none."""
         return claims_change(answer) and not _changed(history, self.tools)

@@ -17,7 +17,8 @@ import asyncio
 import dataclasses
 import json
 import time
-from collections.abc import AsyncIterator, Callable, Mapping
+from collections.abc import AsyncIterator, Callable, Mapping, Sequence
+from typing import TYPE_CHECKING
 
 from totem.abort import Aborted, AbortSignal
 from totem.events import (
@@ -75,6 +76,9 @@ from totem.run.recorder import StepRecorder
 from totem.run.textcalls import params_of, parse_text_tool_calls
 from totem.tools.base import is_offered, tool_spec
 from totem.tools.read_first import CHANGING_TOOLS
+
+if TYPE_CHECKING:
+    from totem.run.read_ahead import AheadCall
 
 __all__ = ["Agent", "Run", "run_events"]
 
@@ -232,6 +236,12 @@ class Run:
         ]
         if not calls:
             return
+        await self._calls_of_our_own(calls)
+        # shown the files, a small model asked for a change tends to say it read them
+        self.answers.must_act = asks_change(request)
+
+    async def _calls_of_our_own(self, calls: Sequence[AheadCall]) -> list[ToolPart]:
+        """Make `calls` for the model, in a message of their own, like calls it made."""
         message = self._add_message("assistant")
         parts = []
         for call in calls:
@@ -242,8 +252,26 @@ class Run:
         message.finish = "tool_calls"
         self.agent.store.finish_message(message)
         await self.runner.execute(message, parts)
-        # shown the files, a small model asked for a change tends to say it read them
-        self.answers.must_act = asks_change(request)
+        return parts
+
+    async def _code_from_answer(self, message: Message) -> bool:
+        """A small model that wrote the change in its answer (a fenced function) instead of
+        calling a tool: its code made into edit calls (run/answer_code.py). True when there
+        were such calls and every one of them succeeded."""
+        request = self._request_text()
+        if self.nested or not asks_change(request) or self.answers.changed(
+                self.history[self.first:]):
+            return False
+        from totem.run.answer_code import calls_from_answer
+
+        calls = [c for c in calls_from_answer(message.text(), request=request,
+                                              root=self.agent.root) if c.name in self.tools]
+        if not calls:
+            return False
+        self.emit(Notice("The model wrote the change in its answer instead of calling a tool; "
+                         "making it with edit."))
+        parts = await self._calls_of_our_own(calls)
+        return all(part.state == "completed" for part in parts)
 
     def _calls_done(self) -> set[tuple[str, object]]:
         """The reads and listings the session already made, by tool and path or pattern."""
@@ -270,6 +298,8 @@ class Run:
                 if message.finish == "length":
                     return self._truncated(message, continuations)
                 if self.agent.profile.small:
+                    if await self._code_from_answer(message):
+                        return "finished", ""
                     verdict = self._check_answer(message)
                     if verdict is None:
                         continue
@@ -327,6 +357,8 @@ class Run:
             note += f"\n\nThe request was: {request}\nAnswer it in plain sentences, not JSON."
         self._synthetic_user(note)
         message, _ = await self._query([], flat=True)
+        if self.agent.profile.small and await self._code_from_answer(message):
+            return "finished", ""
         self._note(message, detail, "warning")
         return reason, detail
 
