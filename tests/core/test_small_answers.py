@@ -495,3 +495,46 @@ def test_code_that_does_not_parse_or_names_nothing_asked_is_left_alone(tmp_path:
     assert calls_from_answer("```python\nprint(clamp(1, 2, 3))\n```", request=CLAMP_REQUEST,
                              root=root) == []
     assert calls_from_answer(CLAMP_ANSWER, request="Add clamp to a new file.", root=root) == []
+
+
+def test_a_deletion_the_model_cannot_make_is_made_with_the_request_s_own_command(
+    tmp_path: Path,
+) -> None:
+    """The real 0.5B run of "delete old_notes.txt": the same failing edit three times, then
+    an answer that only restates the request."""
+    with_config(tmp_path)
+    (tmp_path / "project" / "old_notes.txt").write_text("draft ideas from 2019")
+    stuck = ("edit", {"path": "old_notes.txt", "old_string": "old draft ideas from 2019",
+                      "new_string": "current notes"})
+    provider = ScriptedProvider([call(("read", {"path": "old_notes.txt"})), call(stuck),
+                                 call(stuck), call(stuck),
+                                 reply("To delete the file `old_notes.txt`, it is no longer "
+                                       "needed.")])
+    agent = make_agent(tmp_path, provider, tools=TOOLS, model=SMALL)
+    _, events = run_once(agent, "Delete the file old_notes.txt, it is no longer needed.")
+    assert finished(events).reason == "finished"
+    assert not (tmp_path / "project" / "old_notes.txt").exists()
+    starts = [e for e in events if isinstance(e, ToolStart)]
+    assert starts[-1].name == "bash" and starts[-1].input == {"command": "rm old_notes.txt"}
+    assert any(isinstance(e, Notice) and "running the request's own command: rm old_notes.txt"
+               in e.text for e in events)
+
+
+def test_a_rename_left_undone_after_the_nudge_is_made_and_nothing_outside_is_touched(
+    tmp_path: Path,
+) -> None:
+    with_config(tmp_path)
+    root = tmp_path / "project"
+    (root / "helpers.py").write_text("X = 1\n")
+    (tmp_path / "outside.txt").write_text("not the project's")
+    provider = ScriptedProvider([reply("Renamed helpers.py to shared.py."),
+                                 reply("Renamed helpers.py to shared.py."),
+                                 reply("Renamed helpers.py to shared.py."),
+                                 reply("Renamed helpers.py to shared.py.")])
+    agent = make_agent(tmp_path, provider, tools=TOOLS, model=SMALL)
+    _, events = run_once(agent, "Rename helpers.py to shared.py and delete ../outside.txt now.")
+    assert (root / "shared.py").read_text() == "X = 1\n" and not (root / "helpers.py").exists()
+    commands = [e.input["command"] for e in events if isinstance(e, ToolStart)
+                and e.name == "bash"]
+    assert commands == ["mv helpers.py shared.py"]
+    assert (tmp_path / "outside.txt").exists()

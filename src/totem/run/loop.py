@@ -273,6 +273,26 @@ class Run:
         parts = await self._calls_of_our_own(calls)
         return all(part.state == "completed" for part in parts)
 
+    async def _commands_of_the_request(self) -> bool:
+        """A small model that did not make a deletion or rename the request names exactly
+        (the 0.5B edits the file three times instead): the request's own command (rm, mv;
+        run/request_state.py) run as a call of our own, asked like any other. True when
+        there were such commands and every one succeeded."""
+        if self.nested or "bash" not in self.tools:
+            return False
+        from totem.run.read_ahead import AheadCall
+        from totem.run.request_state import commands_left
+
+        left = commands_left(self._request_text(), self.agent.root)
+        if not left:
+            return False
+        commands = [command for _, command in left]
+        self.emit(Notice("The model did not make the change the request names; running the "
+                         "request's own command: " + "; ".join(commands)))
+        parts = await self._calls_of_our_own([AheadCall("bash", {"command": c})
+                                              for c in commands])
+        return all(part.state == "completed" for part in parts)
+
     def _calls_done(self) -> set[tuple[str, object]]:
         """The reads and listings the session already made, by tool and path or pattern."""
         done: set[tuple[str, object]] = set()
@@ -303,6 +323,8 @@ class Run:
                     verdict = self._check_answer(message)
                     if verdict is None:
                         continue
+                    if await self._commands_of_the_request():
+                        return "finished", ""
                     return verdict
                 return "finished", ""
             try:
@@ -357,7 +379,8 @@ class Run:
             note += f"\n\nThe request was: {request}\nAnswer it in plain sentences, not JSON."
         self._synthetic_user(note)
         message, _ = await self._query([], flat=True)
-        if self.agent.profile.small and await self._code_from_answer(message):
+        if self.agent.profile.small and (await self._code_from_answer(message) or
+                                         await self._commands_of_the_request()):
             return "finished", ""
         self._note(message, detail, "warning")
         return reason, detail

@@ -18,7 +18,7 @@ from pathlib import Path
 
 from totem.messages import Message, ToolPart
 
-__all__ = ["file_ops_left", "unresolved_check"]
+__all__ = ["commands_left", "file_ops_left", "unresolved_check"]
 
 _PATH = r"((?:[\w.-]+/)*[\w-][\w.-]*\.\w+)"
 _DELETE = rf"\b(?:delete|remove)\s+(?:the\s+)?(?:file\s+)?{_PATH}"
@@ -38,21 +38,29 @@ def _inside(root: Path, path: str) -> Path | None:
     return candidate if candidate == base or base in candidate.parents else None
 
 
-def file_ops_left(request: str, root: Path) -> str | None:
-    """What is left of the deletions and renames the request asks for, as the command that
-    does it, or None when the files are as asked (or the request asks for none)."""
-    left: list[str] = []
+def commands_left(request: str, root: Path) -> list[tuple[str, str]]:
+    """The deletions and renames the request asks for that are not done yet: (what is left,
+    the command that does it), each file inside the project and named in the request."""
+    left: list[tuple[str, str]] = []
     for match in re.finditer(_RENAME, request, re.I):
         old, new = (_inside(root, p) for p in match.groups())
         if old is not None and new is not None and old.exists() and not new.exists():
-            left.append(f"{match.group(1)} is still there. To rename it, call bash with: "
-                        f"mv {shlex.quote(match.group(1))} {shlex.quote(match.group(2))}")
+            left.append((f"{match.group(1)} is still there. To rename it",
+                         f"mv {shlex.quote(match.group(1))} {shlex.quote(match.group(2))}"))
     renamed = {m.group(1) for m in re.finditer(_RENAME, request, re.I)}
     for match in re.finditer(_DELETE, request, re.I):
         path = _inside(root, match.group(1))
         if match.group(1) not in renamed and path is not None and path.is_file():
-            left.append(f"{match.group(1)} still exists. To delete it, call bash with: "
-                        f"rm {shlex.quote(match.group(1))}")
+            left.append((f"{match.group(1)} still exists. To delete it",
+                         f"rm {shlex.quote(match.group(1))}"))
+    return left
+
+
+def file_ops_left(request: str, root: Path) -> str | None:
+    """What is left of the deletions, renames and creations the request asks for, with the
+    call that does each, or None when the files are as asked (or the request asks for none)."""
+    left = [f"{what}, call bash with: {command}" for what, command in
+            commands_left(request, root)]
     for match in re.finditer(_CREATE, request, re.I):
         path = _inside(root, match.group(1))
         if path is not None and not path.exists():
