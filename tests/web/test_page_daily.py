@@ -325,3 +325,34 @@ def test_the_model_picker_shows_each_model_s_provider(tmp_path: Path, open_page:
             texts = page.eval_on_selector_all(
                 "#model-picker option[value$='/same-model']", "os => os.map(o => o.text)")
             assert sorted(texts) == ["same-model — alpha", "same-model — beta"]
+
+
+def test_a_message_sent_while_the_page_opens_waits_for_it(tmp_path: Path, chromium: Any) -> None:
+    """Sent before the page has drawn its first view (the session list is slow to come, as
+    from a PostgreSQL-backed worker), the message starts its session and is answered: the
+    first view no longer clears the session the message has just made."""
+    # the session list comes while the new session's own snapshot is still on its way: the
+    # first view (no session in the address) used to empty the page under the new session
+    slow = """
+      const realFetch = window.fetch.bind(window);
+      window.fetch = async (url, init) => {
+        const path = String(url), get = (init || {}).method === 'GET';
+        const wait = (ms) => new Promise((done) => setTimeout(done, ms));
+        if (get && path.endsWith('/api/sessions')) await wait(700);
+        if (get && /\\/api\\/sessions\\/[\\w-]+$/.test(path)) await wait(1500);
+        return realFetch(url, init);
+      };"""
+    with Served(project(tmp_path, scripted(tmp_path, [{"text": "Answered at once."}]))) as server:
+        context = chromium.new_context(viewport=DESKTOP)
+        try:
+            page = context.new_page()
+            page.set_default_timeout(TIMEOUT)
+            page.add_init_script(slow)
+            page.goto(server.url)
+            wait_js(page, "window.totem && window.totem.info !== null")
+            assert page.evaluate("window.totem.loadedAt") is None  # still opening
+            send(page, "hello early")
+            shows(page, "Answered at once.")
+            assert page.is_hidden("#banner")
+        finally:
+            context.close()
