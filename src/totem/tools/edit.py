@@ -9,11 +9,12 @@ from pydantic import BaseModel, Field
 
 from totem.tools.base import ToolContext, ToolError, ToolResult
 from totem.tools.diffs import file_diff, joined
+from totem.tools.edit_save import save
 from totem.tools.hooks import after_write
 from totem.tools.read import is_binary, not_found
-from totem.tools.write import line_count, lines_of
+from totem.tools.write import lines_of
 
-__all__ = ["Edit", "EditInput", "save"]
+__all__ = ["Edit", "EditInput"]
 
 
 class EditInput(BaseModel):
@@ -58,7 +59,9 @@ class Edit:
         if ctx.small_model:
             from totem.tools.edit_small import small_reading
 
-            reading = await small_reading(path, content, args, ctx)
+            reading = await small_reading(path, content, old=args.old_string,
+                                          new=args.new_string, replace_all=args.replace_all,
+                                          ctx=ctx)
             if reading is not None:
                 return reading
         if not args.old_string and content and ctx.small_model and args.new_string.strip():
@@ -166,27 +169,3 @@ async def _append(
     result = await save(path, before, appended(before, addition), 1, ctx)
     note = f"[old_string {why}, so new_string was added at the end of the file.]\n"
     return ToolResult(note + result.output, title=result.title)
-
-
-async def save(path: Path, before: str, after: str, replaced: int, ctx: ToolContext) -> ToolResult:
-    relative = ctx.relative(path)
-    if ctx.small_model:  # a small model rarely mends a file it broke: keep it whole
-        from totem.tools.python_check import breaks_python
-
-        broken = breaks_python(path, before, after)
-        if broken is not None:
-            raise ToolError(f"Refused: this edit would make {relative} invalid Python "
-                            f"({broken}); nothing was changed. Copy old_string from the file "
-                            "and give new_string as complete, valid lines.")
-    diff = joined([file_diff(relative, before, after)])
-    await ctx.ask("edit", [relative], title=f"edit {relative}", diff=diff)
-    ctx.snapshot(path)
-    ctx.meta["diff"] = diff
-    path.write_bytes(after.encode("utf-8"))
-    delta = line_count(after) - line_count(before)
-    change = f"{'+' if delta >= 0 else ''}{delta} lines"
-    times = f"{replaced} occurrences" if replaced > 1 else "1 occurrence"
-    done = f"Edited {relative}: replaced {times} ({change})."
-    if before.strip() and not after.strip():  # small models "delete" a file this way
-        done += f" {relative} is now empty; to delete a file, run rm with bash."
-    return ToolResult(done + after_write(ctx, path), title=relative)

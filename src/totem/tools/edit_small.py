@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import re  # compiled on first use (re caches them), not at start-up
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from totem.tools.base import ToolContext, ToolError, ToolResult
 from totem.tools.edit_intent import (
@@ -20,9 +19,6 @@ from totem.tools.edit_intent import (
     repeats_file,
 )
 
-if TYPE_CHECKING:
-    from totem.tools.edit import EditInput
-
 __all__ = ["problems_to_fix", "small_reading"]
 
 _REPEATED = (
@@ -34,16 +30,16 @@ _REPEATED = (
 
 
 async def small_reading(
-    path: Path, content: str, args: EditInput, ctx: ToolContext
+    path: Path, content: str, *, old: str, new: str, replace_all: bool, ctx: ToolContext
 ) -> ToolResult | None:
-    """The result of the edit as read for a small model, or None to edit as written."""
-    old, new = args.old_string, args.new_string
+    """The result of the edit (`old` -> `new` in the file at `path`, which holds `content`)
+    as read for a small model, or None to edit as written."""
     python = path.suffix == ".py"
     reading = imports_moved_up(content, old, new, python=python) or import_kept(
         content, old, new, python=python)
     if reading is None and not old and new.strip() and repeats_file(content, new):
         raise ToolError(_REPEATED.format(path=ctx.relative(path)))
-    if reading is None and old and not args.replace_all:
+    if reading is None and old and not replace_all:
         count = content.count(old)
         if count >= 1:
             reading = renamed(content, old, new)
@@ -67,7 +63,7 @@ def _near(content: str, old: str, new: str) -> bool:
 async def _saved(
     path: Path, content: str, reading: Reading, ctx: ToolContext, *, old: str
 ) -> ToolResult:
-    from totem.tools.edit import save
+    from totem.tools.edit_save import save
 
     result = await save(path, content, reading.updated, reading.replaced, ctx)
     output = (reading.note + "\n" if reading.note else "") + result.output

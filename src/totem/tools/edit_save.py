@@ -1,0 +1,39 @@
+"""Saving an edit's result: the Python check for a small model, the question with its diff,
+the snapshot for undo, the file written, and what the model is told. Shared by edit and the
+small-model readings of an edit (tools/edit_small.py).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from totem.tools.base import ToolContext, ToolError, ToolResult
+from totem.tools.diffs import file_diff, joined
+from totem.tools.hooks import after_write
+from totem.tools.write import line_count
+
+__all__ = ["save"]
+
+
+async def save(path: Path, before: str, after: str, replaced: int, ctx: ToolContext) -> ToolResult:
+    relative = ctx.relative(path)
+    if ctx.small_model:  # a small model rarely mends a file it broke: keep it whole
+        from totem.tools.python_check import breaks_python
+
+        broken = breaks_python(path, before, after)
+        if broken is not None:
+            raise ToolError(f"Refused: this edit would make {relative} invalid Python "
+                            f"({broken}); nothing was changed. Copy old_string from the file "
+                            "and give new_string as complete, valid lines.")
+    diff = joined([file_diff(relative, before, after)])
+    await ctx.ask("edit", [relative], title=f"edit {relative}", diff=diff)
+    ctx.snapshot(path)
+    ctx.meta["diff"] = diff
+    path.write_bytes(after.encode("utf-8"))
+    delta = line_count(after) - line_count(before)
+    change = f"{'+' if delta >= 0 else ''}{delta} lines"
+    times = f"{replaced} occurrences" if replaced > 1 else "1 occurrence"
+    done = f"Edited {relative}: replaced {times} ({change})."
+    if before.strip() and not after.strip():  # small models "delete" a file this way
+        done += f" {relative} is now empty; to delete a file, run rm with bash."
+    return ToolResult(done + after_write(ctx, path), title=relative)
