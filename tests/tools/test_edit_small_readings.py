@@ -246,3 +246,22 @@ def test_an_import_put_in_place_of_one_still_used_is_added_below_it(
     call(Edit(), small(ctx), path="m.py", old_string="import os",
          new_string="from pathlib import Path")
     assert (project / "m.py").read_text() == "from pathlib import Path\n\nprint(Path('.'))\n"
+
+
+def test_a_definition_renamed_alone_renames_its_uses_in_the_file(
+    project: Path, ctx: ToolContext, call: Call
+) -> None:
+    """The real 0.5B call for "rename calc_ttl to compute_ttl": the def line only."""
+    (project / "cache_utils.py").write_text(CACHE)
+    (project / "main.py").write_text("from cache_utils import calc_ttl\n\nprint(calc_ttl(1))\n")
+    result = call(Edit(), small(ctx), path="cache_utils.py",
+                  old_string="def calc_ttl(hits, base=60):",
+                  new_string="def compute_ttl(hits, base=60):")
+    assert (project / "cache_utils.py").read_text() == CACHE.replace("calc_ttl", "compute_ttl")
+    assert "every use of calc_ttl in the file was renamed too (3 places)" in result.output
+    assert "calc_ttl is still used in main.py (2)" in result.output
+    # a changed signature is no rename: the edit is made as written
+    (project / "cache_utils.py").write_text(CACHE)
+    call(Edit(), small(ctx), path="cache_utils.py", old_string="def calc_ttl(hits, base=60):",
+         new_string="def calc_ttl(hits, base=30):")
+    assert "base=30" in (project / "cache_utils.py").read_text()

@@ -23,8 +23,8 @@ from __future__ import annotations
 import re  # compiled on first use (re caches them), not at start-up
 from dataclasses import dataclass
 
-__all__ = ["Reading", "import_kept", "imports_moved_up", "is_name", "other_uses",
-           "placed_by_request", "renamed", "repeats_file"]
+__all__ = ["Reading", "definition_renamed", "import_kept", "imports_moved_up", "is_name",
+           "other_uses", "placed_by_request", "renamed", "repeats_file"]
 
 _NAME = r"[A-Za-z_][A-Za-z0-9_]*"
 _IMPORT = r"(?:import\s+[\w.]+(?:\s+as\s+\w+)?(?:\s*,\s*[\w.]+(?:\s+as\s+\w+)?)*" \
@@ -61,6 +61,30 @@ def renamed(content: str, old: str, new: str) -> Reading | None:
         return Reading(updated, "")
     return Reading(updated, f"[{old} and {new} are names, so every use of {old} in the file "
                             f"was renamed ({count} places).]", replaced=count)
+
+
+_DEFINES = r"^(\s*(?:async\s+def|def|class|function)\s+)([A-Za-z_]\w*)(.*)$"
+
+
+def definition_renamed(content: str, old: str, new: str) -> tuple[str, str, Reading] | None:
+    """(old name, new name, the file with every use renamed) for an edit whose old_string
+    and new_string are the same definition line but for its name (`def calc_ttl(hits):` ->
+    `def compute_ttl(hits):`): the 0.5B renames the definition and leaves its uses."""
+    before, after = re.match(_DEFINES, old.strip("\n")), re.match(_DEFINES, new.strip("\n"))
+    if before is None or after is None or "\n" in old.strip("\n") or "\n" in new.strip("\n"):
+        return None
+    if (before.group(1), before.group(3)) != (after.group(1), after.group(3)):
+        return None
+    name, to = before.group(2), after.group(2)
+    if name == to or content.count(old) != 1:
+        return None
+    reading = renamed(content, name, to)
+    if reading is None or reading.replaced < 2:
+        return None
+    return name, to, Reading(reading.updated, f"[The definition of {name} was renamed to {to}, "
+                                              f"so every use of {name} in the file was renamed "
+                                              f"too ({reading.replaced} places).]",
+                             reading.replaced)
 
 
 def other_uses(files: dict[str, str], name: str) -> str:

@@ -10,6 +10,7 @@ from pathlib import Path
 from totem.tools.base import ToolContext, ToolError, ToolResult
 from totem.tools.edit_intent import (
     Reading,
+    definition_renamed,
     import_kept,
     imports_moved_up,
     is_name,
@@ -39,6 +40,10 @@ async def small_reading(
         content, old, new, python=python)
     if reading is None and not old and new.strip() and repeats_file(content, new):
         raise ToolError(_REPEATED.format(path=ctx.relative(path)))
+    renaming = definition_renamed(content, old, new) if reading is None else None
+    if renaming is not None:
+        name, _, reading = renaming
+        return await _saved(path, content, reading, ctx, old=name)
     if reading is None and old and not replace_all:
         count = content.count(old)
         if count >= 1:
