@@ -538,3 +538,37 @@ def test_a_rename_left_undone_after_the_nudge_is_made_and_nothing_outside_is_tou
                 and e.name == "bash"]
     assert commands == ["mv helpers.py shared.py"]
     assert (tmp_path / "outside.txt").exists()
+
+
+def test_a_file_to_create_echoed_in_the_closing_answer_is_written(tmp_path: Path) -> None:
+    """The real 0.5B run of "create NOTES.md with this line": a failing edit of README.md
+    three times, then the shell commands that would do it, in the closing answer."""
+    with_config(tmp_path)
+    root = tmp_path / "project"
+    (root / "README.md").write_text("# Harbor\n")
+    stuck = ("edit", {"path": "README.md", "old_string": "Release 4.2 ships on Friday",
+                      "new_string": "Release 4.2 ships on Monday"})
+    closing = ("To create a file named `NOTES.md` with the specified content, you can use the "
+               "following commands:\n\n```bash\ntouch NOTES.md\necho \"Release 4.2 ships on "
+               "Friday\" > NOTES.md\n```\n\nThis command creates the file.")
+    provider = ScriptedProvider([call(("read", {"path": "README.md"})), call(stuck), call(stuck),
+                                 call(stuck), reply(closing)])
+    agent = make_agent(tmp_path, provider, tools=TOOLS, model=SMALL)
+    _, events = run_once(agent, "Create a file named NOTES.md that contains exactly this one "
+                                "line: Release 4.2 ships on Friday")
+    assert finished(events).reason == "finished"
+    assert (root / "NOTES.md").read_text() == "Release 4.2 ships on Friday\n"
+    assert (root / "README.md").read_text() == "# Harbor\n"
+
+
+def test_the_content_of_a_new_file_comes_only_from_a_block_of_its_kind(tmp_path: Path) -> None:
+    from totem.run.answer_code import calls_from_answer
+
+    root = tmp_path / "project"
+    root.mkdir()
+    request = "Create a file config.json with the default settings."
+    assert calls_from_answer("```python\nprint('x')\n```", request=request, root=root) == []
+    assert calls_from_answer("```bash\necho hi > other.json\n```", request=request,
+                             root=root) == []
+    [made] = calls_from_answer("```json\n{\"debug\": false}\n```", request=request, root=root)
+    assert made.args == {"path": "config.json", "content": "{\"debug\": false}\n"}

@@ -1,5 +1,8 @@
 """Code a small model wrote in its answer instead of calling a tool, made into edit calls.
 
+(And the content of a file the request asks to create, given in the answer as a fenced block
+or as `echo "..." > FILE` in a shell block, made into a write call.)
+
 Asked to "add a function clamp(value, low, high) to mathx.py", the 0.5B coder sent the same
 edit three times with old_string equal to new_string, and then answered with the function,
 correct, in a fenced block: what Aider asks every model for. When the run changed nothing,
@@ -80,8 +83,55 @@ def _calls_for(block: str, *, file: str, existing: str, request: str) -> list[Ah
     return calls
 
 
+_ECHO = r"""^\s*echo\s+(?:-e\s+)?(["'])(.*?)\1\s*(>>?)\s*(\S+)\s*$"""
+_SHELL = ("bash", "sh", "shell", "console", "zsh")
+_KINDS = {".md": ("md", "markdown"), ".txt": ("txt", "text"), ".py": ("python", "py"),
+          ".json": ("json",), ".yaml": ("yaml", "yml"), ".yml": ("yaml", "yml"),
+          ".toml": ("toml",), ".ini": ("ini",), ".cfg": ("ini", "cfg")}
+
+
+def _echoed(body: str, name: str) -> str | None:
+    """The text a shell block's `echo "..." > name` (and `>> name`) lines put in the file."""
+    lines = []
+    for line in body.splitlines():
+        found = re.match(_ECHO, line)
+        if found and found.group(4).strip("'\"") == name:
+            lines.append(found.group(2))
+    return "\n".join(lines) + "\n" if lines else None
+
+
+def _new_file(answer: str, name: str) -> str | None:
+    """The content the answer gives for the new file `name`: echoed into it by a shell
+    block, or a block of the file's kind (or of no stated kind)."""
+    kinds = _KINDS.get(Path(name).suffix.lower(), ())
+    blocks: list[tuple[str, str]] = re.findall(_FENCE, answer, re.S)
+    for kind, body in blocks:
+        kind = kind.lower()
+        if kind in _SHELL:
+            echoed = _echoed(body, name)
+            if echoed is not None:
+                return echoed
+        elif body.strip() and (kind in kinds or not kind):
+            return body if body.endswith("\n") else body + "\n"
+    return None
+
+
+def _creations(answer: str, *, request: str, root: Path) -> list[AheadCall]:
+    from totem.run.request_state import files_to_create
+
+    calls = []
+    for name in files_to_create(request, root):
+        content = _new_file(answer, name)
+        if content is not None:
+            calls.append(AheadCall("write", {"path": name, "content": content}))
+    return calls
+
+
 def calls_from_answer(answer: str, *, request: str, root: Path) -> list[AheadCall]:
-    """The edit calls the answer's code stands for, or [] when it is not clear."""
+    """The edit (or write) calls the answer's code stands for, or [] when it is not clear."""
+    created = _creations(answer, request=request, root=root)
+    if created:
+        return created
     target = _target(root, request)
     if target is None:
         return []

@@ -18,7 +18,7 @@ from pathlib import Path
 
 from totem.messages import Message, ToolPart
 
-__all__ = ["commands_left", "file_ops_left", "unresolved_check"]
+__all__ = ["commands_left", "file_ops_left", "files_to_create", "unresolved_check"]
 
 _PATH = r"((?:[\w.-]+/)*[\w-][\w.-]*\.\w+)"
 _DELETE = rf"\b(?:delete|remove)\s+(?:the\s+)?(?:file\s+)?{_PATH}"
@@ -56,16 +56,24 @@ def commands_left(request: str, root: Path) -> list[tuple[str, str]]:
     return left
 
 
+def files_to_create(request: str, root: Path) -> list[str]:
+    """The files the request asks to create that do not exist yet, as it names them."""
+    names = []
+    for match in re.finditer(_CREATE, request, re.I):
+        path = _inside(root, match.group(1))
+        if path is not None and not path.exists() and match.group(1) not in names:
+            names.append(match.group(1))
+    return names
+
+
 def file_ops_left(request: str, root: Path) -> str | None:
     """What is left of the deletions, renames and creations the request asks for, with the
     call that does each, or None when the files are as asked (or the request asks for none)."""
     left = [f"{what}, call bash with: {command}" for what, command in
             commands_left(request, root)]
-    for match in re.finditer(_CREATE, request, re.I):
-        path = _inside(root, match.group(1))
-        if path is not None and not path.exists():
-            left.append(f"{match.group(1)} does not exist yet. To create it, call write with "
-                        f"path {match.group(1)} and the file's whole content.")
+    for name in files_to_create(request, root):
+        left.append(f"{name} does not exist yet. To create it, call write with path {name} "
+                    "and the file's whole content.")
     return "\n".join(dict.fromkeys(left)) or None
 
 
