@@ -47,3 +47,38 @@ def test_a_small_model_may_not_edit_the_test_it_was_told_to_leave(tmp_path: Path
     assert "'a-b'" in (agent.root / "test_slug.py").read_text()
     assert "replace(' ', '-')" in (agent.root / "slug.py").read_text()
     assert isinstance(events[-1], RunFinished) and events[-1].reason == "finished"
+
+
+def test_a_request_for_tests_only_keeps_the_code_under_test_as_it_is() -> None:
+    asked = hands_off("Write a pytest test file tests/test_stack.py for the Stack class in "
+                      "stack.py. It should check that pop returns the most recently pushed item.")
+    assert asked.covers("stack.py") and not asked.covers("tests/test_stack.py")
+    assert not asked.covers("conftest.py")
+    assert asked.refusal(["stack.py"]) == (
+        "Refused: the request asks for tests only, so stack.py stays as it is. Write the tests "
+        "in the test file the request names.")
+    for more in ("Add a function clamp to mathx.py and write a test for it.",
+                 "Fix the bug in slug.py and add a test.", "Run the tests."):
+        assert not hands_off(more).covers("mathx.py"), more
+
+
+def test_a_small_model_asked_for_a_test_may_not_change_the_code(tmp_path: Path) -> None:
+    """The real 1.5B run: it renamed Stack.pop before writing the test."""
+    from totem.tools.write import Write
+
+    provider = ScriptedProvider([
+        call(("read", {"path": "stack.py"})),
+        call(("edit", {"path": "stack.py", "old_string": "pop(self)",
+                       "new_string": "pop_last(self)"})),
+        call(("write", {"path": "tests/test_stack.py",
+                        "content": "from stack import Stack\n\n\ndef test_pop():\n"
+                                   "    s = Stack()\n    s.push(1)\n    assert s.pop() == 1\n"})),
+        reply("Wrote tests/test_stack.py."),
+    ])
+    agent = make_agent(tmp_path, provider, tools=[Read(), Edit(), Write()], model=SMALL)
+    source = "class Stack:\n    def pop(self):\n        return 1\n"
+    (agent.root / "stack.py").write_text(source)
+    run_once(agent, "Write a pytest test file tests/test_stack.py for the Stack class in "
+                    "stack.py.")
+    assert (agent.root / "stack.py").read_text() == source
+    assert (agent.root / "tests" / "test_stack.py").is_file()

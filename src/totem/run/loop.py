@@ -268,8 +268,9 @@ class Run:
                                               root=self.agent.root) if c.name in self.tools]
         if not calls:
             return False
+        tools = " and ".join(dict.fromkeys(c.name for c in calls))
         self.emit(Notice("The model wrote the change in its answer instead of calling a tool; "
-                         "making it with edit."))
+                         f"making it with {tools}."))
         parts = await self._calls_of_our_own(calls)
         return all(part.state == "completed" for part in parts)
 
