@@ -3,7 +3,10 @@ checked against the schema, names repaired only when they clearly mean a real to
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
+
+import pytest
 
 from tests.support.loop_agents import make_agent, run_once
 from totem.events import Notice, RunFinished, ToolEnd, ToolStart
@@ -572,3 +575,37 @@ def test_the_content_of_a_new_file_comes_only_from_a_block_of_its_kind(tmp_path:
                              root=root) == []
     [made] = calls_from_answer("```json\n{\"debug\": false}\n```", request=request, root=root)
     assert made.args == {"path": "config.json", "content": "{\"debug\": false}\n"}
+
+
+def test_the_test_a_request_names_is_run_after_the_change_and_its_failure_shown(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The real 1.5B run of fix_to_pass_test: a change that does not fix it, an answer that
+    says it did. The test is run; its failure goes back to the model, which fixes the code."""
+    import sys
+
+    monkeypatch.setenv("PATH", f"{Path(sys.executable).parent}:{os.environ['PATH']}")
+    with_config(tmp_path)
+    root = tmp_path / "project"
+    (root / "slug.py").write_text("def slugify(title):\n    return title.replace(' ', '-')\n")
+    (root / "test_slug.py").write_text("from slug import slugify\n\n\ndef test_slugify():\n"
+                                       "    assert slugify('Hello World') == 'hello-world'\n")
+    provider = ScriptedProvider([
+        call(("read", {"path": "slug.py"})),
+        call(("edit", {"path": "slug.py", "old_string": "title.replace(' ', '-')",
+                       "new_string": "title.strip().replace(' ', '-')"})),
+        reply("Fixed slug.py so the test passes."),
+        call(("edit", {"path": "slug.py", "old_string": "title.strip().replace(' ', '-')",
+                       "new_string": "title.strip().lower().replace(' ', '-')"})),
+        reply("Now it lowercases too."),
+    ])
+    agent = make_agent(tmp_path, provider, tools=TOOLS, model=SMALL)
+    _, events = run_once(agent, "The test in test_slug.py fails. Fix the code so that it "
+                                "passes, without changing the test.")
+    assert finished(events).reason == "finished"
+    runs = [e for e in events if isinstance(e, ToolEnd) and e.name == "bash"]
+    assert [r.is_error for r in runs] == [True, False]  # failed, then passed
+    nudge = user_texts(provider.requests[3])[-1]
+    assert nudge.startswith("The test still fails after your change.")
+    assert "assert 'Hello-World' == 'hello-world'" in nudge
+    assert any(isinstance(e, Notice) and "test_slug.py still fails" in e.text for e in events)

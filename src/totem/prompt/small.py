@@ -48,6 +48,12 @@ def state_nudge(left: str, request: str) -> str:
                                                                     request.strip())
 
 
+def test_nudge(output: str, request: str) -> str:
+    """Said when the test a request names still fails after a small model's change."""
+    return _text("small_test.txt").replace("{output}", output.strip()).replace(
+        "{request}", request.strip())
+
+
 def act_nudge(request: str, *, run: bool = False) -> str:
     """Said when a small model answers a request for a change (or, `run`, for a command)
     without making it."""

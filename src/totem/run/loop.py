@@ -83,6 +83,8 @@ if TYPE_CHECKING:
 __all__ = ["Agent", "Run", "run_events"]
 
 MAX_CONTINUATIONS = 3
+MAX_TEST_RUNS = 2  # the request's test, run after a small model's change
+TEST_OUTPUT_CHARS = 1_500  # of its output, shown to the model when it fails
 DEFAULT_SUMMARY_BUDGET = 32_000  # tokens of transcript for a summary when the window is unknown
 LIMIT_NOTE = (
     "You have reached the limit of steps for this request. Do not call any tool. Answer now: "
@@ -143,6 +145,7 @@ class Run:
         self.shortened_shown = (0, 0)  # the (shortened, dropped) last told
         self.cost: float | None = None
         self.answers = AnswerCheck(agent.root, self.tools)
+        self.test_runs = 0  # runs of the request's test after a small model's change
         self.first = len(self.history)  # where this run's messages start
         self.dropped_note = ""  # for the model, after the step's calls ran
 
@@ -274,6 +277,38 @@ class Run:
         parts = await self._calls_of_our_own(calls)
         return all(part.state == "completed" for part in parts)
 
+    async def _test_still_fails(self) -> bool:
+        """After a small model's change, the test file the request names is run (a call of
+        our own, shown like any other); when it fails, the model is told its output and asked
+        to fix the code (up to MAX_TEST_RUNS times per run). True after such a nudge."""
+        request = self._request_text()
+        if (self.nested or self.test_runs >= MAX_TEST_RUNS or "bash" not in self.tools
+                or not self.answers.changed(self.history[self.first:])):
+            return False
+        import shlex
+        import shutil
+
+        from totem.prompt.small import test_nudge
+        from totem.run.read_ahead import AheadCall
+        from totem.run.request_state import test_named
+
+        test = test_named(request, self.agent.root)
+        writing_tests = self.runner.hands_off is not None and self.runner.hands_off.only_tests
+        if test is None or writing_tests or self.runner.read_first.made_here(test):
+            return False  # a test being written is checked against the code, not the reverse
+        self.test_runs += 1
+        python = "python" if shutil.which("python") else "python3"
+        command = f"{python} -m pytest -q -p no:cacheprovider {shlex.quote(test)}"
+        [part] = await self._calls_of_our_own([AheadCall("bash", {"command": command})])
+        output = part.output or ""
+        if part.state == "completed" or "No module named pytest" in output:
+            return False
+        self.emit(Notice(f"{test} still fails after the change; asking the model to fix the "
+                         "code."))
+        self._synthetic_user(test_nudge(output[-TEST_OUTPUT_CHARS:], request))
+        self.answers.must_act = True
+        return True
+
     async def _commands_of_the_request(self) -> bool:
         """A small model that did not make a deletion or rename the request names exactly
         (the 0.5B edits the file three times instead): the request's own command (rm, mv;
@@ -322,7 +357,7 @@ class Run:
                     if await self._code_from_answer(message):
                         return "finished", ""
                     verdict = self._check_answer(message)
-                    if verdict is None:
+                    if verdict is None or await self._test_still_fails():
                         continue
                     if await self._commands_of_the_request():
                         return "finished", ""

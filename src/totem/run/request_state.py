@@ -18,7 +18,8 @@ from pathlib import Path
 
 from totem.messages import Message, ToolPart
 
-__all__ = ["commands_left", "file_ops_left", "files_to_create", "unresolved_check"]
+__all__ = ["commands_left", "file_ops_left", "files_to_create", "test_named",
+           "unresolved_check"]
 
 _PATH = r"((?:[\w.-]+/)*[\w-][\w.-]*\.\w+)"
 _DELETE = rf"\b(?:delete|remove)\s+(?:the\s+)?(?:file\s+)?{_PATH}"
@@ -54,6 +55,16 @@ def commands_left(request: str, root: Path) -> list[tuple[str, str]]:
             left.append((f"{match.group(1)} still exists. To delete it",
                          f"rm {shlex.quote(match.group(1))}"))
     return left
+
+
+_TEST_FILE = r"(?<![\w/.-])((?:[\w-]+/)*(?:test_\w+|\w+_test)\.py)\b"
+
+
+def test_named(request: str, root: Path) -> str | None:
+    """The one Python test file the request names that exists, as it names it."""
+    found = {m.group(1) for m in re.finditer(_TEST_FILE, request)
+             if (path := _inside(root, m.group(1))) is not None and path.is_file()}
+    return found.pop() if len(found) == 1 else None
 
 
 def files_to_create(request: str, root: Path) -> list[str]:
