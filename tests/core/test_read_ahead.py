@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from tests.support.loop_agents import make_agent, run_once
 from totem.events import RunFinished, ToolStart
 from totem.messages import TextPart
@@ -143,3 +145,38 @@ def test_a_bigger_project_is_listed_by_its_top_folder(tmp_path: Path) -> None:
     root = project(tmp_path, {f"pkg/m{i}.py": f"x = {i}\n" for i in range(70)})
     calls = calls_ahead(root, "What does this project do?", budget=8_000)
     assert calls[0].name == "read" and calls[0].args == {"path": "."}
+
+
+def test_a_failing_test_the_request_names_is_run_ahead_and_is_no_change(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """"The test in test_slug.py fails": the model starts from the test's error; that run
+    is totem's looking, so an answer that changes nothing is still asked to act."""
+    import os
+    import sys
+
+    from totem.tools.bash import Bash
+
+    monkeypatch.setenv("PATH", f"{Path(sys.executable).parent}:{os.environ['PATH']}")
+    provider = ScriptedProvider([
+        reply("The test fails because slugify does not lowercase."),
+        call(("edit", {"path": "slug.py", "old_string": "return title",
+                       "new_string": "return title.lower()"})),
+        reply("slugify now lowercases."),
+    ])
+    agent = make_agent(tmp_path, provider, tools=[*TOOLS, Bash()], model=SMALL)
+    agent.read_ahead = True
+    project(agent.root, {"slug.py": "def slugify(title):\n    return title\n",
+                         "test_slug.py": "from slug import slugify\n\n\ndef test_it():\n"
+                                         "    assert slugify('A') == 'a'\n"})
+    _, events = run_once(agent, "The test in test_slug.py fails. Fix the code so that it "
+                                "passes, without changing the test.")
+    started = [(e.name, e.input) for e in events if isinstance(e, ToolStart)]
+    assert ("bash", {"command": "python -m pytest -q -p no:cacheprovider test_slug.py"}) \
+        == started[3]
+    first = provider.requests[0]
+    results = [p.output for m in first.messages for p in m.parts if hasattr(p, "output")]
+    assert any("assert 'A' == 'a'" in r for r in results)
+    assert (agent.root / "slug.py").read_text().endswith("return title.lower()\n")
+    end = events[-1]
+    assert isinstance(end, RunFinished) and end.reason == "finished"

@@ -143,11 +143,14 @@ def _ran(part: ToolPart) -> bool:
             and not part.output.startswith(("Refused", "Not run", "[Aborted")))
 
 
-def _changed(history: Iterable[Message], tools: Mapping[str, Tool]) -> bool:
-    """Whether a call that can change the project (or run a command) ran in the session."""
+def _changed(
+    history: Iterable[Message], tools: Mapping[str, Tool], *, besides: frozenset[str] = frozenset()
+) -> bool:
+    """Whether a call that can change the project (or run a command) ran in the session;
+    the calls of `besides` (call ids: totem's own looking ahead) do not count."""
     for message in history:
         for part in message.parts:
-            if isinstance(part, ToolPart) and _ran(part):
+            if isinstance(part, ToolPart) and _ran(part) and part.call_id not in besides:
                 tool = tools.get(part.name)
                 if tool is None or not tool.read_only:
                     return True
@@ -166,6 +169,7 @@ class AnswerCheck:
         self.absent_nudged = False
         self.state_nudged: set[str] = set()  # the kinds of unfinished work already said
         self.must_act = False  # the next step must be a call, where the server can hold it
+        self.looked_ahead: set[str] = set()  # call ids of totem's reading ahead (a test run)
 
     def nudge(self, answer: str, run: list[Message], request: str) -> str | None:
         """The nudge for an answer given without looking, or naming paths that do not exist
@@ -257,7 +261,8 @@ class AnswerCheck:
         from totem.prompt.small import act_nudge
 
         action = asked_action(request)
-        if self.act_nudges >= MAX_ACT_NUDGES or action is None or _changed(run, self.tools):
+        if self.act_nudges >= MAX_ACT_NUDGES or action is None or _changed(
+                run, self.tools, besides=frozenset(self.looked_ahead)):
             return None
         self.act_nudges += 1
         self.must_act = True
@@ -265,8 +270,9 @@ class AnswerCheck:
 
     def changed(self, run: Iterable[Message]) -> bool:
         """Whether the run changed the project (or ran a command)."""
-        return _changed(run, self.tools)
+        return _changed(run, self.tools, besides=frozenset(self.looked_ahead))
 
     def unbacked_claim(self, answer: str, history: Iterable[Message]) -> bool:
         """The answer claims a change, and the session made none."""
-        return claims_change(answer) and not _changed(history, self.tools)
+        return claims_change(answer) and not _changed(
+            history, self.tools, besides=frozenset(self.looked_ahead))

@@ -239,7 +239,8 @@ class Run:
         ]
         if not calls:
             return
-        await self._calls_of_our_own(calls)
+        parts = await self._calls_of_our_own(calls)
+        self.answers.looked_ahead.update(p.call_id for p in parts)  # looking changes nothing
         # shown the files, a small model asked for a change tends to say it read them
         self.answers.must_act = asks_change(request)
 
@@ -285,11 +286,8 @@ class Run:
         if (self.nested or self.test_runs >= MAX_TEST_RUNS or "bash" not in self.tools
                 or not self.answers.changed(self.history[self.first:])):
             return False
-        import shlex
-        import shutil
-
         from totem.prompt.small import test_nudge
-        from totem.run.read_ahead import AheadCall
+        from totem.run.read_ahead import AheadCall, failing_test_command
         from totem.run.request_state import test_named
 
         test = test_named(request, self.agent.root)
@@ -297,8 +295,7 @@ class Run:
         if test is None or writing_tests or self.runner.read_first.made_here(test):
             return False  # a test being written is checked against the code, not the reverse
         self.test_runs += 1
-        python = "python" if shutil.which("python") else "python3"
-        command = f"{python} -m pytest -q -p no:cacheprovider {shlex.quote(test)}"
+        command = failing_test_command(test)
         [part] = await self._calls_of_our_own([AheadCall("bash", {"command": command})])
         output = part.output or ""
         if part.state == "completed" or "No module named pytest" in output:

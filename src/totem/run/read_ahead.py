@@ -22,8 +22,8 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-__all__ = ["AheadCall", "absent_names", "budget_for", "calls_ahead", "named_terms",
-           "request_terms"]
+__all__ = ["AheadCall", "absent_names", "budget_for", "calls_ahead", "failing_test_command",
+           "named_terms", "request_terms"]
 
 MAX_FILES_SCANNED = 2_000  # a bigger project gets its listing and the files it names only
 MAX_FILE_BYTES = 512_000  # a bigger file is not read ahead; the model reads what it needs
@@ -260,7 +260,29 @@ def calls_ahead(
     if re.search(r"\b(?:list|files|folders?|director(?:y|ies)|tree|structure)\b", request, re.I):
         # asked about the files themselves: the listing last, where a small model looks most
         return [*reads, listing, *_searches(files, request, question=question)]
-    return [listing, *reads, *_searches(files, request, question=question)]
+    return [listing, *reads, *_searches(files, request, question=question),
+            *_failing_test(root, request)]
+
+
+def failing_test_command(test: str) -> str:
+    """The command that runs one Python test file, quietly."""
+    import shlex
+    import shutil
+
+    python = "python" if shutil.which("python") else "python3"
+    return f"{python} -m pytest -q -p no:cacheprovider {shlex.quote(test)}"
+
+
+def _failing_test(root: Path, request: str) -> list[AheadCall]:
+    """For a request about a test that fails ("the test in test_slug.py fails; fix the
+    code"): that test, run, so the model starts from its error (the 1.5B, shown only the
+    code, changed the wrong thing)."""
+    if not re.search(r"\b(?:fail\w*|pass\w*|broken|red)\b", request, re.I):
+        return []
+    from totem.run.request_state import test_named
+
+    test = test_named(request, root)
+    return [AheadCall("bash", {"command": failing_test_command(test)})] if test else []
 
 
 def absent_names(root: Path, request: str) -> list[str]:
