@@ -15,7 +15,8 @@ Starts `totem serve` as a process in a fresh project whose model is the scripted
     runs                   runs finished during the window
 
 Printed: medians (and the slowest) of page loads, events/s, runs. The server is loopback-only,
-the loops are bounded in time, and everything stops by itself.
+the loops are bounded in time, and everything stops by itself. Figures, before and after the
+runs took turns with the requests: bench/serve.md.
 """
 
 from __future__ import annotations

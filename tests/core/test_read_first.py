@@ -5,7 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 
 from tests.support.loop_agents import make_agent, run_once
-from totem.messages import ToolPart
+from totem.messages import Message, ToolPart
+from totem.store.sqlite import SqliteStore
 from totem.testing.scripted import ScriptedProvider, call, reply
 from totem.tools.edit import Edit
 from totem.tools.patch import Patch
@@ -102,3 +103,29 @@ def test_an_edit_of_a_file_that_does_not_exist_points_to_write(tmp_path: Path) -
     [(_, state, output)] = outputs(agent.store, sid)
     assert state == "error"
     assert output == "hello.txt does not exist. To create a new file, use write."
+
+
+class CountingStore(SqliteStore):
+    """The real store, counting how often a session's whole history is loaded."""
+
+    loads = 0
+
+    def messages(self, session_id: str) -> list[Message]:
+        self.loads += 1
+        return super().messages(session_id)
+
+
+def test_a_run_loads_the_history_once_and_still_knows_the_earlier_reads(tmp_path: Path) -> None:
+    root = project_with_requirements(tmp_path)
+    store = CountingStore(tmp_path / "store.db")
+    first = [call(("read", {"path": "requirements.txt"})), reply("read it")]
+    agent = make_agent(tmp_path, ScriptedProvider(first), tools=TOOLS, store=store)
+    sid, _ = run_once(agent, "look")
+    turns = [call(("edit", {"path": "requirements.txt", "old_string": "flask==3.0",
+                            "new_string": "flask==3.1"})), reply("done")]
+    agent = make_agent(tmp_path, ScriptedProvider(turns), tools=TOOLS, store=store)
+    store.loads = 0
+    run_once(agent, "bump flask", session_id=sid)
+    assert store.loads == 1  # the run's own copy also says what was read
+    assert [s for _, s, _ in outputs(store, sid)] == ["completed", "completed"]
+    assert (root / "requirements.txt").read_text().startswith("flask==3.1\n")

@@ -12,7 +12,16 @@ import pytest
 
 from tests.support.ports import closed_port
 from tests.support.postgres import PostgresServer
-from totem.messages import Message, TextPart, ToolPart, Usage
+from totem.messages import (
+    ImageBlock,
+    Message,
+    NoticePart,
+    ReasoningPart,
+    SummaryPart,
+    TextPart,
+    ToolPart,
+    Usage,
+)
 from totem.policy.permission import Rule
 from totem.settings.config import ConfigError, load_config
 from totem.store.location import open_store, store_location
@@ -65,6 +74,29 @@ def test_messages_keep_their_order_parts_usage_and_finish(
     assert (loaded[1].finish, loaded[1].usage) == ("tool_calls", Usage(input=120, output=7))
     assert again.messages("ses_none") == []
     again.close()
+
+
+def test_every_kind_of_part_comes_back_as_it_was_stored(
+    new_store_location: Callable[[], str],
+) -> None:
+    store = open_store(new_store_location())
+    session = store.create_session(project="/p", model="m")
+    image = ImageBlock("image/png", "iVBORw0KGgo=")
+    parts = [
+        TextPart("look at this ☃", model_text="look (with the file)", images=[image]),
+        ReasoningPart("thinking", signature="sig", redacted_data=None),
+        ToolPart(call_id="call_1", name="read", input={"path": "a.py", "lines": [1, {"to": 9}]},
+                 raw_input='{"path": "a.py"}', state="completed", output="é\x00ok",
+                 images=[image, image], title="a.py", meta={"diff": "+x"}, started=1.5),
+        NoticePart("careful", "warning"),
+        SummaryPart("summary", "what happened", "msg_0"),
+    ]
+    store.add_message(Message("msg_1", session.id, "assistant", list(parts[:2])))
+    for index, part in enumerate(parts[2:], start=2):
+        store.save_part("msg_1", index, part)
+    [stored] = store.messages(session.id)
+    assert stored.parts == parts
+    store.close()
 
 
 def test_snapshots_and_remembered_rules(new_store_location: Callable[[], str]) -> None:

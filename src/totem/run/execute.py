@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING
 
 from totem.abort import Aborted, AbortSignal
@@ -57,6 +57,7 @@ class ToolRunner:
         emit: Callable[[Event], None],
         abort: AbortSignal,
         save: Callable[[Message, ToolPart], None],
+        history: Sequence[Message],
         asks: Callable[[Event], None] | None = None,
     ) -> None:
         self.agent = agent
@@ -65,6 +66,7 @@ class ToolRunner:
         self.asks = asks if asks is not None else emit
         self.abort = abort
         self.save = save
+        self.history = history  # the run's own, kept current as it goes
         self.tools = {t.name: t for t in agent.tools}
         self.denials = 0
         self.seen_calls: dict[str, int] = {}
@@ -179,10 +181,10 @@ class ToolRunner:
 
     @property
     def read_first(self) -> ReadFirst:
-        """The files this session has read or written, from its history on first use."""
+        """The files this session has read or written, from its history on first use (the
+        run's copy, which holds everything stored so far: no second load from the store)."""
         if self._read_first is None:
-            history = self.agent.store.messages(self.session_id)
-            self._read_first = ReadFirst(self.agent.root, history)
+            self._read_first = ReadFirst(self.agent.root, self.history)
         return self._read_first
 
     def _context(self, tool: Tool, part: ToolPart) -> ToolContext:

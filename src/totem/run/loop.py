@@ -72,6 +72,7 @@ from totem.run.compaction import (
     transcript,
 )
 from totem.run.execute import ABORTED_OUTPUT, Stop, ToolRunner
+from totem.run.pacing import take_turn
 from totem.run.recorder import StepRecorder
 from totem.run.textcalls import params_of, parse_text_tool_calls
 from totem.tools.base import is_offered, tool_spec
@@ -131,7 +132,7 @@ class Run:
         self.nested = nested
         self.history = agent.store.messages(session_id)
         self.runner = ToolRunner(agent, session_id, emit=self.emit, abort=abort, save=self._save,
-                                 asks=self.asks)
+                                 history=self.history, asks=self.asks)
         self.tools = self.runner.tools
         self.specs = agent.specs or [tool_spec(t) for t in agent.tools]
         self.usage = Usage()
@@ -498,6 +499,8 @@ class Run:
         self, specs: list[ToolSpec], *, flat: bool = False
     ) -> tuple[Message, list[ToolPart]]:
         self.abort.check()
+        await take_turn()  # other runs and the server's requests between two steps
+        self.abort.check()
         self.rounds += 1
         clock = self.agent.state.existing(CacheClock)
         if clock is not None and clock.until and time.time() > clock.until:
@@ -764,6 +767,7 @@ async def run_events(
 ) -> AsyncIterator[Event]:
     """Run in a task of its own; yield its events; an abort cancels what is in progress."""
     queue: asyncio.Queue[Event | None] = asyncio.Queue()
+    await take_turn()  # loading the session's history is a step too
     run = Run(agent, session_id, emit=queue.put_nowait, abort=abort)
     task = asyncio.create_task(run(text, model_text=model_text, images=images))
     task.add_done_callback(lambda _: queue.put_nowait(None))

@@ -1,7 +1,8 @@
 """`totem serve`: the web UI, a thin layer over the session service.
 
 Only `totem serve` imports this package. The application is Starlette (`app.py`), served by
-uvicorn in the caller's event loop, where the runs happen too; the page is static files
+uvicorn in the caller's event loop, where the runs happen too (they take turns with the
+requests, a step each per pass of the loop: run/pacing.py); the page is static files
 (`static/`), no build step, nothing from a CDN.
 
     await serve(Path.cwd(), host="127.0.0.1", port=0, on_ready=print)

@@ -87,7 +87,7 @@ class Hub:
         self.costing = costing
         self.service: SessionService | None = None
         self.ids: list[int] = []  # event ids of the log, increasing
-        self.entries: list[dict[str, Any]] = []
+        self.frames: list[bytes] = []  # each event as sent, encoded once for every watcher
         self.dropped_until = 0  # the last id no longer in the log
         self.run_start = 0  # the id before the current run's first event
         self.cut: int | None = None  # stored messages before the current run; None: no run
@@ -112,7 +112,7 @@ class Hub:
         event_id = self.next_id
         self.next_id += 1
         self.ids.append(event_id)
-        self.entries.append(data)
+        self.frames.append(sse(event_id, data))
         self._changed.set()
         self._changed = asyncio.Event()
         return event_id
@@ -127,7 +127,7 @@ class Hub:
         keep = bisect.bisect_right(self.ids, self.run_start)
         if keep:
             self.dropped_until = self.ids[keep - 1]
-            del self.ids[:keep], self.entries[:keep]
+            del self.ids[:keep], self.frames[:keep]
         self.run_start = self.last_id
 
     def live(self) -> dict[str, Any] | None:
@@ -158,8 +158,7 @@ class Hub:
             changed = self._changed
             start = bisect.bisect_right(self.ids, after)
             if start < len(self.ids):
-                batch = b"".join(sse(self.ids[i], self.entries[i])
-                                 for i in range(start, len(self.ids)))
+                batch = b"".join(self.frames[start:])
                 after = self.ids[-1]
                 yield batch
                 continue
