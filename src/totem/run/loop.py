@@ -17,7 +17,7 @@ import asyncio
 import dataclasses
 import json
 import time
-from collections.abc import AsyncIterator, Callable, Mapping, Sequence
+from collections.abc import AsyncIterator, Callable, Sequence
 from typing import TYPE_CHECKING
 
 from totem.abort import Aborted, AbortSignal
@@ -56,9 +56,7 @@ from totem.providers.transport.overflow import context_overflow, window_in_error
 from totem.providers.transport.retry import stream_with_retry
 from totem.run.agent import Agent, CacheClock
 from totem.run.answer_check import (
-    MIN_REQUEST_WORDS,
     AnswerCheck,
-    asks_change,
     changes_nothing,
 )
 from totem.run.callguard import CallGuard, guard_calls
@@ -74,6 +72,7 @@ from totem.run.compaction import (
 from totem.run.execute import ABORTED_OUTPUT, Stop, ToolRunner
 from totem.run.pacing import take_turn
 from totem.run.recorder import StepRecorder
+from totem.run.small_aid import SmallModelAid
 from totem.run.textcalls import params_of, parse_text_tool_calls
 from totem.tools.base import is_offered, tool_spec
 from totem.tools.read_first import CHANGING_TOOLS
@@ -84,8 +83,6 @@ if TYPE_CHECKING:
 __all__ = ["Agent", "Run", "run_events"]
 
 MAX_CONTINUATIONS = 3
-MAX_TEST_RUNS = 2  # the request's test, run after a small model's change
-TEST_OUTPUT_CHARS = 1_500  # of its output, shown to the model when it fails
 DEFAULT_SUMMARY_BUDGET = 32_000  # tokens of transcript for a summary when the window is unknown
 LIMIT_NOTE = (
     "You have reached the limit of steps for this request. Do not call any tool. Answer now: "
@@ -98,11 +95,6 @@ REPEAT_NOTE = (
     "You are repeating the same tool call and getting the same result. Do not call any tool. "
     "Answer now with what you have."
 )
-
-
-def _call_key(name: str, args: Mapping[str, object]) -> tuple[str, object]:
-    """A read, glob or grep by what it looked at: its pattern, else its path."""
-    return name, args.get("pattern") or args.get("path")
 
 
 def _change_notice(*, new: set[str] | frozenset[str], gone: set[str] | frozenset[str]) -> str:
@@ -146,7 +138,8 @@ class Run:
         self.shortened_shown = (0, 0)  # the (shortened, dropped) last told
         self.cost: float | None = None
         self.answers = AnswerCheck(agent.root, self.tools)
-        self.test_runs = 0  # runs of the request's test after a small model's change
+        # what a small model's run gets beyond the loop (run/small_aid.py)
+        self.aid = SmallModelAid(self) if agent.profile.small else None
         self.first = len(self.history)  # where this run's messages start
         self.dropped_note = ""  # for the model, after the step's calls ran
 
@@ -168,8 +161,9 @@ class Run:
         self.emit(RunStarted(self.session_id, user.id, self.agent.label))
         try:
             await self._prepare()
-            self._keep_hands_off()
-            await self._read_ahead()
+            if self.aid is not None:
+                self.aid.keep_hands_off()
+                await self.aid.read_ahead()
             reason, detail = await self._loop()
         except (Aborted, asyncio.CancelledError):
             if not self.abort.aborted:
@@ -215,37 +209,7 @@ class Run:
                           *(tool_spec(tool) for tool in offered)]
             self.emit(Notice(_change_notice(new=now - shown, gone=shown - now)))
 
-    def _keep_hands_off(self) -> None:
-        """A small model's tools hold the request: changes of the files it says to leave
-        alone are refused, and an edit that fits several places is made where it names."""
-        if self.agent.profile.small:
-            from totem.run.hands_off import hands_off
-
-            self.runner.request = self._request_text()
-            self.runner.hands_off = hands_off(self.runner.request)
-
-    async def _read_ahead(self) -> None:
-        """For a small model, list the project and read the files the request most likely
-        concerns, as calls of its own, before its first step (see run/read_ahead.py)."""
-        request = self._request_text()
-        if self.nested or not self.agent.read_ahead or len(request.split()) < MIN_REQUEST_WORDS:
-            return
-        from totem.run.read_ahead import budget_for, calls_ahead
-
-        done = self._calls_done()
-        calls = [
-            c for c in calls_ahead(self.agent.root, request, question=not asks_change(request),
-                                   budget=budget_for(self.compactor.window))
-            if c.name in self.tools and _call_key(c.name, c.args) not in done
-        ]
-        if not calls:
-            return
-        parts = await self._calls_of_our_own(calls)
-        self.answers.looked_ahead.update(p.call_id for p in parts)  # looking changes nothing
-        # shown the files, a small model asked for a change tends to say it read them
-        self.answers.must_act = asks_change(request)
-
-    async def _calls_of_our_own(self, calls: Sequence[AheadCall]) -> list[ToolPart]:
+    async def make_calls(self, calls: Sequence[AheadCall]) -> list[ToolPart]:
         """Make `calls` for the model, in a message of their own, like calls it made."""
         message = self._add_message("assistant")
         parts = []
@@ -259,83 +223,6 @@ class Run:
         await self.runner.execute(message, parts)
         return parts
 
-    async def _code_from_answer(self, message: Message) -> bool:
-        """A small model that wrote the change in its answer (a fenced function) instead of
-        calling a tool: its code made into edit calls (run/answer_code.py). True when there
-        were such calls and every one of them succeeded."""
-        request = self._request_text()
-        if self.nested or not asks_change(request) or self.answers.changed(
-                self.history[self.first:]):
-            return False
-        from totem.run.answer_code import calls_from_answer
-
-        calls = [c for c in calls_from_answer(message.text(), request=request,
-                                              root=self.agent.root) if c.name in self.tools]
-        if not calls:
-            return False
-        tools = " and ".join(dict.fromkeys(c.name for c in calls))
-        self.emit(Notice("The model wrote the change in its answer instead of calling a tool; "
-                         f"making it with {tools}."))
-        parts = await self._calls_of_our_own(calls)
-        return all(part.state == "completed" for part in parts)
-
-    async def _test_still_fails(self) -> bool:
-        """After a small model's change, the test file the request names is run (a call of
-        our own, shown like any other); when it fails, the model is told its output and asked
-        to fix the code (up to MAX_TEST_RUNS times per run). True after such a nudge."""
-        request = self._request_text()
-        if (self.nested or self.test_runs >= MAX_TEST_RUNS or "bash" not in self.tools
-                or not self.answers.changed(self.history[self.first:])):
-            return False
-        from totem.prompt.small import test_nudge
-        from totem.run.read_ahead import AheadCall, failing_test_command
-        from totem.run.request_state import test_named
-
-        test = test_named(request, self.agent.root)
-        writing_tests = self.runner.hands_off is not None and self.runner.hands_off.only_tests
-        if test is None or writing_tests or self.runner.read_first.made_here(test):
-            return False  # a test being written is checked against the code, not the reverse
-        self.test_runs += 1
-        command = failing_test_command(test)
-        [part] = await self._calls_of_our_own([AheadCall("bash", {"command": command})])
-        output = part.output or ""
-        if part.state == "completed" or "No module named pytest" in output:
-            return False
-        self.emit(Notice(f"{test} still fails after the change; asking the model to fix the "
-                         "code."))
-        self._synthetic_user(test_nudge(output[-TEST_OUTPUT_CHARS:], request))
-        self.answers.must_act = True
-        return True
-
-    async def _commands_of_the_request(self) -> bool:
-        """A small model that did not make a deletion or rename the request names exactly
-        (the 0.5B edits the file three times instead): the request's own command (rm, mv;
-        run/request_state.py) run as a call of our own, asked like any other. True when
-        there were such commands and every one succeeded."""
-        if self.nested or "bash" not in self.tools:
-            return False
-        from totem.run.read_ahead import AheadCall
-        from totem.run.request_state import commands_left
-
-        left = commands_left(self._request_text(), self.agent.root)
-        if not left:
-            return False
-        commands = [command for _, command in left]
-        self.emit(Notice("The model did not make the change the request names; running the "
-                         "request's own command: " + "; ".join(commands)))
-        parts = await self._calls_of_our_own([AheadCall("bash", {"command": c})
-                                              for c in commands])
-        return all(part.state == "completed" for part in parts)
-
-    def _calls_done(self) -> set[tuple[str, object]]:
-        """The reads and listings the session already made, by tool and path or pattern."""
-        done: set[tuple[str, object]] = set()
-        for message in self.history:
-            for part in message.parts:
-                if isinstance(part, ToolPart) and part.state == "completed" and part.input:
-                    done.add(_call_key(part.name, part.input))
-        return done
-
     async def _loop(self) -> tuple[FinishReason, str]:
         continuations = 0
         while True:
@@ -347,24 +234,24 @@ class Run:
             if not calls:
                 if message.finish == "length" and continuations < MAX_CONTINUATIONS:
                     continuations += 1
-                    self._synthetic_user("Continue.")
+                    self.synthetic_user("Continue.")
                     continue
                 if message.finish == "length":
                     return self._truncated(message, continuations)
-                if self.agent.profile.small:
-                    if await self._code_from_answer(message):
+                if self.aid is not None:
+                    if await self.aid.code_from_answer(message):
                         return "finished", ""
                     verdict = self._check_answer(message)
-                    if verdict is None or await self._test_still_fails():
+                    if verdict is None or await self.aid.test_still_fails():
                         continue
-                    if await self._commands_of_the_request():
+                    if await self.aid.commands_of_the_request():
                         return "finished", ""
                     return verdict
                 return "finished", ""
             try:
                 await self.runner.execute(message, calls)
                 if self.dropped_note:
-                    self._synthetic_user(self.dropped_note)
+                    self.synthetic_user(self.dropped_note)
                     self.dropped_note = ""
             except Stop as stop:
                 if stop.reason == "repeat":
@@ -379,11 +266,11 @@ class Run:
         answer = message.text()
         told = "\n".join([self.agent.system, *(s.description for s in self.specs)])
         review = self.answers.review(answer, run=self.history[self.first:],
-                                     request=self._request_text(), told=told)
+                                     request=self.request_text(), told=told)
         if review is not None:
             notice, nudge = review
             self.emit(Notice(notice))
-            self._synthetic_user(nudge)
+            self.synthetic_user(nudge)
             return None
         if self.answers.unbacked_claim(answer, self.history):
             detail = ("The answer says something was changed, but no change was made in this "
@@ -408,13 +295,13 @@ class Run:
             "repeat": "The model kept repeating the same call with the same result.",
         }.get(reason, note)
         self.emit(Notice(detail + " Asking for a closing answer without tools.", "warning"))
-        request = self._request_text()
+        request = self.request_text()
         if request:  # small models answer better when the question is right there
             note += f"\n\nThe request was: {request}\nAnswer it in plain sentences, not JSON."
-        self._synthetic_user(note)
+        self.synthetic_user(note)
         message, _ = await self._query([], flat=True)
-        if self.agent.profile.small and (await self._code_from_answer(message) or
-                                         await self._commands_of_the_request()):
+        if self.aid is not None and (await self.aid.code_from_answer(message) or
+                                     await self.aid.commands_of_the_request()):
             return "finished", ""
         self._note(message, detail, "warning")
         return reason, detail
@@ -427,7 +314,7 @@ class Run:
         text = transcript(self.history, max_chars=budget)
         return [Message(new_id("msg"), self.session_id, "user", [TextPart(text)])]
 
-    def _request_text(self) -> str:
+    def request_text(self) -> str:
         """What the person asked in this run (the latest text they typed)."""
         for message in reversed(self.history):
             for part in message.parts:
@@ -560,7 +447,7 @@ class Run:
         if sampling.constrained and request.tools:
             answer = not self.answers.must_act
             self.answers.must_act = False
-            if changes_nothing(self._request_text()):  # small models edited to answer one
+            if changes_nothing(self.request_text()):  # small models edited to answer one
                 kept = [t for t in request.tools if t.name not in CHANGING_TOOLS]
                 request = dataclasses.replace(request, tools=kept or request.tools)
             stepped = step_request(request, engine=sampling.engine, answer=answer)
@@ -730,7 +617,7 @@ class Run:
         index = next(i for i, p in enumerate(message.parts) if p is part)
         self.agent.store.save_part(message.id, index, part)
 
-    def _synthetic_user(self, text: str) -> None:
+    def synthetic_user(self, text: str) -> None:
         self._append_part(self._add_message("user"), TextPart(text, synthetic=True))
 
     def _note(self, message: Message, text: str, level: str) -> None:

@@ -1,0 +1,181 @@
+"""What a small model's run gets beyond the loop itself, in the order a run meets it.
+
+Before its first step: the request put in the hands of its tools (what it says to leave
+alone, the place an edit means), and the files it concerns read ahead (run/read_ahead.py).
+After an answer without calls: the change written in the answer made with tools
+(run/answer_code.py), the test the request names run again, and a deletion or rename the
+request names made with its own command (run/request_state.py). Every call made here is a
+call of totem's own: shown, checked and asked like the model's.
+
+The loop (run/loop.py) owns one `SmallModelAid` per run of a small model, and none for other
+models: nothing here touches a hosted model's run.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Protocol
+
+from totem.events import Event, Notice
+from totem.messages import Message, ToolPart
+
+if TYPE_CHECKING:
+    from totem.run.agent import Agent
+    from totem.run.answer_check import AnswerCheck
+    from totem.run.compaction import Compactor
+    from totem.run.execute import ToolRunner
+    from totem.run.read_ahead import AheadCall
+    from totem.tools.base import Tool
+
+__all__ = ["AidedRun", "SmallModelAid"]
+
+MAX_TEST_RUNS = 2  # the request's test, run after a small model's change
+TEST_OUTPUT_CHARS = 1_500  # of its output, shown to the model when it fails
+
+
+class AidedRun(Protocol):
+    """What the aid uses of the run it helps."""
+
+    agent: Agent
+    nested: bool
+    tools: dict[str, Tool]
+    runner: ToolRunner
+    answers: AnswerCheck
+    history: list[Message]
+    first: int
+    compactor: Compactor
+
+    def emit(self, event: Event) -> None: ...
+
+    def request_text(self) -> str: ...
+
+    def synthetic_user(self, text: str) -> None: ...
+
+    async def make_calls(self, calls: Sequence[AheadCall]) -> list[ToolPart]: ...
+
+
+def _call_key(name: str, args: Mapping[str, object]) -> tuple[str, object]:
+    """A read, glob or grep by what it looked at: its pattern, else its path."""
+    return name, args.get("pattern") or args.get("path")
+
+
+class SmallModelAid:
+    def __init__(self, run: AidedRun) -> None:
+        self.run = run
+        self.test_runs = 0  # runs of the request's test after a change
+
+    def keep_hands_off(self) -> None:
+        """The tools hold the request: changes of the files it says to leave alone are
+        refused, and an edit that fits several places is made where it names."""
+        from totem.run.hands_off import hands_off
+
+        runner = self.run.runner
+        runner.request = self.run.request_text()
+        runner.hands_off = hands_off(runner.request)
+
+    async def read_ahead(self) -> None:
+        """List the project and read the files the request most likely concerns, as calls of
+        totem's own, before the model's first step (see run/read_ahead.py)."""
+        from totem.run.answer_check import MIN_REQUEST_WORDS, asks_change
+
+        run = self.run
+        request = run.request_text()
+        if run.nested or not run.agent.read_ahead or len(request.split()) < MIN_REQUEST_WORDS:
+            return
+        from totem.run.read_ahead import budget_for, calls_ahead
+
+        done = self._calls_done()
+        calls = [
+            c for c in calls_ahead(run.agent.root, request, question=not asks_change(request),
+                                   budget=budget_for(run.compactor.window))
+            if c.name in run.tools and _call_key(c.name, c.args) not in done
+        ]
+        if not calls:
+            return
+        parts = await run.make_calls(calls)
+        run.answers.looked_ahead.update(p.call_id for p in parts)  # looking changes nothing
+        # shown the files, a small model asked for a change tends to say it read them
+        run.answers.must_act = asks_change(request)
+
+    def _calls_done(self) -> set[tuple[str, object]]:
+        """The reads and listings the session already made, by tool and path or pattern."""
+        done: set[tuple[str, object]] = set()
+        for message in self.run.history:
+            for part in message.parts:
+                if isinstance(part, ToolPart) and part.state == "completed" and part.input:
+                    done.add(_call_key(part.name, part.input))
+        return done
+
+    def _changed(self) -> bool:
+        return self.run.answers.changed(self.run.history[self.run.first:])
+
+    async def code_from_answer(self, message: Message) -> bool:
+        """The model wrote the change in its answer (a fenced function, a new file's
+        content) instead of calling a tool: made with edit or write (run/answer_code.py).
+        True when there were such calls and every one of them succeeded."""
+        from totem.run.answer_check import asks_change
+        from totem.run.answer_code import calls_from_answer
+
+        run = self.run
+        request = run.request_text()
+        if run.nested or not asks_change(request) or self._changed():
+            return False
+        calls = [c for c in calls_from_answer(message.text(), request=request,
+                                              root=run.agent.root) if c.name in run.tools]
+        if not calls:
+            return False
+        tools = " and ".join(dict.fromkeys(c.name for c in calls))
+        run.emit(Notice("The model wrote the change in its answer instead of calling a tool; "
+                        f"making it with {tools}."))
+        parts = await run.make_calls(calls)
+        return all(part.state == "completed" for part in parts)
+
+    async def test_still_fails(self) -> bool:
+        """After a change, the test file the request names is run (a call of totem's own);
+        when it fails, the model is told its output and asked to fix the code (up to
+        MAX_TEST_RUNS times per run). True after such a nudge."""
+        run = self.run
+        if (run.nested or self.test_runs >= MAX_TEST_RUNS or "bash" not in run.tools
+                or not self._changed()):
+            return False
+        from totem.prompt.small import test_nudge
+        from totem.run.read_ahead import AheadCall, failing_test_command
+        from totem.run.request_state import test_named
+
+        request = run.request_text()
+        test = test_named(request, run.agent.root)
+        hands_off = run.runner.hands_off
+        if test is None or (hands_off is not None and hands_off.only_tests) or \
+                run.runner.read_first.made_here(test):
+            return False  # a test being written is checked against the code, not the reverse
+        self.test_runs += 1
+        [part] = await run.make_calls([AheadCall("bash",
+                                                 {"command": failing_test_command(test)})])
+        output = part.output or ""
+        if part.state == "completed" or "No module named pytest" in output:
+            return False
+        run.emit(Notice(f"{test} still fails after the change; asking the model to fix the "
+                        "code."))
+        run.synthetic_user(test_nudge(output[-TEST_OUTPUT_CHARS:], request))
+        run.answers.must_act = True
+        return True
+
+    async def commands_of_the_request(self) -> bool:
+        """A deletion or rename the request names exactly, left undone (the 0.5B edits the
+        file three times instead): the request's own command (rm, mv; run/request_state.py)
+        run as a call of totem's own, asked like any other. True when there were such
+        commands and every one succeeded."""
+        run = self.run
+        if run.nested or "bash" not in run.tools:
+            return False
+        from totem.run.read_ahead import AheadCall
+        from totem.run.request_state import commands_left
+
+        left = commands_left(run.request_text(), run.agent.root)
+        if not left:
+            return False
+        commands = [command for _, command in left]
+        run.emit(Notice("The model did not make the change the request names; running the "
+                        "request's own command: " + "; ".join(commands)))
+        parts = await run.make_calls([AheadCall("bash", {"command": c}) for c in commands])
+        return all(part.state == "completed" for part in parts)
