@@ -265,3 +265,18 @@ def test_a_definition_renamed_alone_renames_its_uses_in_the_file(
     call(Edit(), small(ctx), path="cache_utils.py", old_string="def calc_ttl(hits, base=60):",
          new_string="def calc_ttl(hits, base=30):")
     assert "base=30" in (project / "cache_utils.py").read_text()
+
+
+def test_a_new_function_given_for_the_first_line_of_another_goes_before_it(
+    project: Path, ctx: ToolContext, call: Call
+) -> None:
+    """The real 1.5B call for "add clamp to mathx.py": mean's first line as old_string, the
+    new function (with forty blank lines after it) as new_string."""
+    source = "def double(x):\n    return 2 * x\n\n\ndef mean(values):\n    return sum(values)\n"
+    (project / "mathx.py").write_text(source)
+    clamp = "def clamp(value, low, high):\n    return max(low, min(value, high))"
+    result = call(Edit(), small(ctx), path="mathx.py", old_string="def mean(values):",
+                  new_string=clamp + "\n" * 40)
+    assert (project / "mathx.py").read_text() == source.replace(
+        "def mean(values):", clamp + "\n\n\ndef mean(values):")
+    assert "clamp was put before it instead" in result.output

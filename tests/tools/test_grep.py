@@ -111,3 +111,19 @@ def test_line_reader_cuts_lines_of_any_length(tmp_path: Path) -> None:
         return lines
 
     assert asyncio.run(read()) == [b"a" * 1000, b"short", b"b" * 1000]
+
+
+@pytest.mark.parametrize("grep", BOTH)
+def test_text_with_regex_characters_is_found_as_written(
+    grep: Grep, project: Path, ctx: ToolContext, call: Call
+) -> None:
+    """The 1.5B searched for test lines as they are written ("assert 1 + 1 == 2") and
+    found nothing: `+` is a regex operator. With no match as an expression, the text is
+    searched as written."""
+    (project / "test_a.py").write_text("def test_one():\n    assert 1 + 1 == 2\n"
+                                       "    check(fn(\n")
+    shown = call(grep, ctx, pattern="assert 1 + 1 == 2").output
+    assert shown.startswith("[No match as a regular expression; these are the matches of "
+                            "the pattern as plain text.]\ntest_a.py:2:")
+    assert call(grep, ctx, pattern="fn(").output.endswith("test_a.py:3:     check(fn(")
+    assert call(grep, ctx, pattern=r"assert \d").output == "test_a.py:2:     assert 1 + 1 == 2"

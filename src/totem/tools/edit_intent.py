@@ -23,8 +23,9 @@ from __future__ import annotations
 import re  # compiled on first use (re caches them), not at start-up
 from dataclasses import dataclass
 
-__all__ = ["Reading", "definition_renamed", "import_kept", "imports_moved_up", "is_name",
-           "other_uses", "placed_by_request", "renamed", "repeats_file"]
+__all__ = ["Reading", "definition_inserted", "definition_renamed", "import_kept",
+           "imports_moved_up", "is_name", "other_uses", "placed_by_request", "renamed",
+           "repeats_file"]
 
 _NAME = r"[A-Za-z_][A-Za-z0-9_]*"
 _IMPORT = r"(?:import\s+[\w.]+(?:\s+as\s+\w+)?(?:\s*,\s*[\w.]+(?:\s+as\s+\w+)?)*" \
@@ -85,6 +86,26 @@ def definition_renamed(content: str, old: str, new: str) -> tuple[str, str, Read
                                               f"so every use of {name} in the file was renamed "
                                               f"too ({reading.replaced} places).]",
                              reading.replaced)
+
+
+def definition_inserted(content: str, old: str, new: str) -> Reading | None:
+    """A new definition given in place of the first line of another (old_string
+    `def mean(values):`, new_string the whole `def clamp(...)`): the 1.5B's way to say
+    "put it here". Replaced as written, `mean` would lose its first line; the new
+    definition goes before it instead."""
+    line = old.strip("\n")
+    before = re.match(_DEFINES, line)
+    first = new.lstrip("\n").split("\n", 1)[0]
+    after = re.match(_DEFINES, first)
+    if before is None or after is None or "\n" in line or content.count(old) != 1:
+        return None
+    if before.group(2) == after.group(2) or line in new:
+        return None
+    indent = before.group(1)[: len(before.group(1)) - len(before.group(1).lstrip())]
+    gap = "\n\n" if indent else "\n\n\n"
+    updated = content.replace(old, new.strip("\n") + gap + old, 1)
+    return Reading(updated, f"[old_string is the first line of {before.group(2)}, which would "
+                            f"have been lost; {after.group(2)} was put before it instead.]")
 
 
 def other_uses(files: dict[str, str], name: str) -> str:

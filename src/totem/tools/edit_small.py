@@ -10,6 +10,7 @@ from pathlib import Path
 from totem.tools.base import ToolContext, ToolError, ToolResult
 from totem.tools.edit_intent import (
     Reading,
+    definition_inserted,
     definition_renamed,
     import_kept,
     imports_moved_up,
@@ -50,6 +51,8 @@ async def small_reading(
             reading = renamed(content, old, new)
         if reading is None and count > 1:
             reading = placed_by_request(content, old, new, ctx.request)
+        if reading is None and count == 1:
+            reading = definition_inserted(content, old, new)
         if count == 0 and not _near(content, old, new):
             return await _in_other_file(path, old, new, ctx)
     if reading is None:

@@ -74,13 +74,33 @@ class Grep:
         await ctx.ask("grep", [args.pattern], title=f"grep {args.pattern}")
         if not target.exists():
             raise ToolError(f"{args.path} does not exist.")
+        invalid: ToolError | None = None
+        try:
+            matches = await self._matches(args, target, ctx, fixed=False)
+        except ToolError as exc:
+            if re.escape(args.pattern) == args.pattern:
+                raise
+            matches, invalid = _Matches(), exc  # the text as written is tried below
+        note = ""
+        if not matches.total and re.escape(args.pattern) != args.pattern:
+            # "assert 1 + 1 == 2" or "foo(": text copied from a file, not an expression
+            plain = await self._matches(args, target, ctx, fixed=True)
+            if plain.total:
+                matches = plain
+                note = ("[No match as a regular expression; these are the matches of the "
+                        "pattern as plain text.]\n")
+            elif invalid is not None:
+                raise invalid
+        title = f"{args.pattern} in {ctx.relative(target)}"
+        return ToolResult(note + _format(matches, args), title=title)
+
+    async def _matches(
+        self, args: GrepInput, target: Path, ctx: ToolContext, *, fixed: bool
+    ) -> _Matches:
         rg = find_ripgrep() if self.ripgrep else None
         if rg is not None:
-            matches = await _ripgrep(rg, args, target, ctx)
-        else:
-            matches = await asyncio.to_thread(_search, args, target, ctx)
-        title = f"{args.pattern} in {ctx.relative(target)}"
-        return ToolResult(_format(matches, args), title=title)
+            return await _ripgrep(rg, args, target, ctx, fixed=fixed)
+        return await asyncio.to_thread(_search, args, target, ctx, fixed=fixed)
 
 
 def _format(matches: _Matches, args: GrepInput) -> str:
@@ -121,7 +141,9 @@ async def cut_lines(stream: asyncio.StreamReader, *, limit: int) -> AsyncIterato
         yield bytes(line)
 
 
-async def _ripgrep(rg: str, args: GrepInput, target: Path, ctx: ToolContext) -> _Matches:
+async def _ripgrep(
+    rg: str, args: GrepInput, target: Path, ctx: ToolContext, *, fixed: bool
+) -> _Matches:
     root = Path(os.path.realpath(ctx.root))
     command = [
         rg, "--line-number", "--with-filename", "--no-heading", "--null", "--color=never",
@@ -131,6 +153,8 @@ async def _ripgrep(rg: str, args: GrepInput, target: Path, ctx: ToolContext) -> 
     ]  # fmt: skip
     if args.include:
         command.append(f"--glob={args.include}")
+    if fixed:
+        command.append("--fixed-strings")
     command += ["--regexp", args.pattern]
     if target != root:
         relative = ctx.relative(target)
@@ -161,9 +185,9 @@ async def _ripgrep(rg: str, args: GrepInput, target: Path, ctx: ToolContext) -> 
     return matches
 
 
-def _search(args: GrepInput, target: Path, ctx: ToolContext) -> _Matches:
+def _search(args: GrepInput, target: Path, ctx: ToolContext, *, fixed: bool) -> _Matches:
     try:
-        regex = re.compile(args.pattern)
+        regex = re.compile(re.escape(args.pattern) if fixed else args.pattern)
     except re.error as exc:
         raise ToolError(
             f"grep failed: invalid regular expression {args.pattern!r}: {exc}"
