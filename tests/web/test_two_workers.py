@@ -5,6 +5,7 @@ page of worker B, its permission question is answered there, and the run (on A) 
 
 from __future__ import annotations
 
+import contextlib
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -45,6 +46,24 @@ def open_page(chromium: Any, url: str, errors: list[str]) -> Any:
     page.wait_for_selector("#chips", state="attached")
     wait_js(page, "window.totem && window.totem.loadedAt")  # sessions listed, route taken
     return page
+
+
+@contextlib.contextmanager
+def proof_workers(
+    tmp_path: Path, postgres: PostgresServer
+) -> Iterator[tuple[Path, Served, Served]]:
+    """A project whose scripted run asks to run PROOF with bash, served by two workers on a
+    new database: (root, worker A, worker B)."""
+    turns = [{"tool": "bash", "args": {"command": PROOF}}, {"text": "Wrote the proof."}]
+    store = {"TOTEM_STORE": postgres.new_database()}
+    root = project(tmp_path, scripted(tmp_path, turns))
+    with Served(root, env_extra=store) as worker_a, Served(root, env_extra=store) as worker_b:
+        yield root, worker_a, worker_b
+
+
+def asked_permission(found: list[tuple[int | None, dict[str, Any]]]) -> bool:
+    """An event stream's stop: a permission question has come."""
+    return any(e["type"] == "permission" for _, e in found)
 
 
 def lengths_until_done(page: Any) -> list[int]:
@@ -118,15 +137,11 @@ def test_a_run_started_on_worker_a_streams_and_is_answered_on_worker_b(
 def test_a_stream_cut_on_worker_a_resumes_on_worker_b_by_last_event_id(
     tmp_path: Path, postgres: PostgresServer
 ) -> None:
-    turns = [{"tool": "bash", "args": {"command": PROOF}}, {"text": "Wrote the proof."}]
-    store = {"TOTEM_STORE": postgres.new_database()}
-    root = project(tmp_path, scripted(tmp_path, turns))
-    with Served(root, env_extra=store) as worker_a, Served(root, env_extra=store) as worker_b:
+    with proof_workers(tmp_path, postgres) as (root, worker_a, worker_b):
         sid = worker_a.new_session()
         started = worker_a.json("POST", f"/api/sessions/{sid}/runs", {"text": "make the proof"})
         first = worker_a.events(sid, after=started["after"],
-                                stop=lambda found: any(e["type"] == "permission"
-                                                       for _, e in found))
+                                stop=asked_permission)
         asked = first[-1][1]
         assert worker_b.json("GET", f"/api/sessions/{sid}")["live"]["after"] == started["after"]
         wrong = worker_b.request("POST", f"/api/sessions/{sid}/reply",
@@ -154,14 +169,11 @@ def test_a_stream_cut_on_worker_a_resumes_on_worker_b_by_last_event_id(
 def test_a_stop_asked_on_worker_b_ends_the_run_on_worker_a(
     tmp_path: Path, postgres: PostgresServer
 ) -> None:
-    turns = [{"tool": "bash", "args": {"command": PROOF}}, {"text": "Wrote the proof."}]
-    store = {"TOTEM_STORE": postgres.new_database()}
-    root = project(tmp_path, scripted(tmp_path, turns))
-    with Served(root, env_extra=store) as worker_a, Served(root, env_extra=store) as worker_b:
+    with proof_workers(tmp_path, postgres) as (root, worker_a, worker_b):
         sid = worker_a.new_session()
         started = worker_a.json("POST", f"/api/sessions/{sid}/runs", {"text": "make the proof"})
         worker_b.events(sid, after=started["after"],
-                        stop=lambda found: any(e["type"] == "permission" for _, e in found))
+                        stop=asked_permission)
         assert worker_b.json("POST", f"/api/sessions/{sid}/abort", {})["aborted"]
         events = worker_a.events(sid, after=started["after"],
                                  stop=lambda found: any(e["type"] == "run_finished"
@@ -211,14 +223,11 @@ def test_the_agents_panel_lists_the_agents_and_says_why_none_is_saved(
 def test_a_session_whose_worker_was_killed_mid_run_is_free_on_the_other(
     tmp_path: Path, postgres: PostgresServer
 ) -> None:
-    turns = [{"tool": "bash", "args": {"command": PROOF}}, {"text": "Wrote the proof."}]
-    store = {"TOTEM_STORE": postgres.new_database()}
-    root = project(tmp_path, scripted(tmp_path, turns))
-    with Served(root, env_extra=store) as worker_a, Served(root, env_extra=store) as worker_b:
+    with proof_workers(tmp_path, postgres) as (root, worker_a, worker_b):
         sid = worker_a.new_session()
         worker_a.json("POST", f"/api/sessions/{sid}/runs", {"text": "make the proof"})
         worker_b.events(sid, after=0,
-                        stop=lambda found: any(e["type"] == "permission" for _, e in found))
+                        stop=asked_permission)
         assert worker_b.json("GET", f"/api/sessions/{sid}")["live"] is not None
         assert worker_a.process is not None
         worker_a.process.kill()  # kill -9: no goodbye, its connections just drop

@@ -33,7 +33,7 @@ from totem.settings.config import ConfigError
 if TYPE_CHECKING:
     from totem.session.service import SessionService
 
-__all__ = ["Hub", "Position", "Refused", "ServiceFactory", "event_data", "sse"]
+__all__ = ["Hub", "Position", "Refused", "ServiceFactory", "close_run", "event_data", "sse"]
 
 ServiceFactory = Callable[[], "SessionService"]
 Costing = Callable[[str, dict[str, Any]], float | None]
@@ -302,12 +302,18 @@ class Hub:
         return True
 
     async def aclose(self) -> None:
-        if self.abort is not None:
-            self.abort.abort("the server stopped")
-        if self.task is not None:
-            with contextlib.suppress(asyncio.CancelledError, Exception):
-                await asyncio.wait_for(asyncio.shield(self.task), 10)
-        if self.service is not None:
-            await self.service.aclose()
-            self.service = None
+        await close_run(self.abort, self.task, self.service)
+        self.service = None
 
+
+async def close_run(
+    abort: AbortSignal | None, task: asyncio.Task[Any] | None, service: SessionService | None
+) -> None:
+    """The server stops: a hub's run is aborted, given 10 s to end, and its service closed."""
+    if abort is not None:
+        abort.abort("the server stopped")
+    if task is not None:
+        with contextlib.suppress(asyncio.CancelledError, Exception):
+            await asyncio.wait_for(asyncio.shield(task), 10)
+    if service is not None:
+        await service.aclose()

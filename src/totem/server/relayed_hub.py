@@ -14,7 +14,6 @@ of that case, with the same calls as `Hub` (hub.py) but its state in the databas
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
 from collections.abc import AsyncGenerator
 from typing import TYPE_CHECKING, Any
@@ -22,7 +21,16 @@ from typing import TYPE_CHECKING, Any
 from totem.abort import AbortSignal
 from totem.events import Event
 from totem.policy.permission import Reply
-from totem.server.hub import HEARTBEAT, Costing, Position, Refused, ServiceFactory, event_data, sse
+from totem.server.hub import (
+    HEARTBEAT,
+    Costing,
+    Position,
+    Refused,
+    ServiceFactory,
+    close_run,
+    event_data,
+    sse,
+)
 from totem.server.sessions import count_messages
 from totem.settings.config import ConfigError
 
@@ -228,14 +236,8 @@ class RelayedHub:
         return True
 
     async def aclose(self) -> None:
-        if self.abort is not None:
-            self.abort.abort("the server stopped")
-        if self.task is not None:
-            with contextlib.suppress(asyncio.CancelledError, Exception):
-                await asyncio.wait_for(asyncio.shield(self.task), 10)
-        if self.service is not None:
-            await self.service.aclose()
-            self.service = None
+        await close_run(self.abort, self.task, self.service)
+        self.service = None
 
 
 def _finished(reason: str, detail: str) -> dict[str, Any]:
