@@ -180,3 +180,44 @@ def test_a_failing_test_the_request_names_is_run_ahead_and_is_no_change(
     assert (agent.root / "slug.py").read_text().endswith("return title.lower()\n")
     end = events[-1]
     assert isinstance(end, RunFinished) and end.reason == "finished"
+
+
+def _python_on_path(monkeypatch: pytest.MonkeyPatch) -> None:
+    import os
+    import sys
+
+    monkeypatch.setenv("PATH", f"{Path(sys.executable).parent}:{os.environ['PATH']}")
+
+
+def test_the_project_test_command_follows_what_the_project_has(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    _python_on_path(monkeypatch)
+    from totem.run.test_commands import asks_test_run, project_test_command
+
+    assert project_test_command(project(tmp_path / "empty", {"a.py": "x = 1\n"})) is None
+    assert project_test_command(project(tmp_path / "py", {"t/test_a.py": ""})) \
+        == "python -m pytest -q -p no:cacheprovider"
+    assert project_test_command(project(tmp_path / "py", {}), brief=True).endswith("--tb=no")
+    node = project(tmp_path / "node", {"package.json": '{"scripts": {"test": "vitest"}}',
+                                       "a.test.js": ""})
+    assert project_test_command(node) == "npm test"
+    assert project_test_command(project(tmp_path / "bad", {"package.json": "[1,"})) is None
+    assert project_test_command(project(tmp_path / "rs", {"Cargo.toml": ""})) == "cargo test"
+    assert asks_test_run("How many tests fail?") and asks_test_run("run the test suite")
+    assert not asks_test_run("Write a test for clamp") and not asks_test_run("Run the app")
+
+
+def test_asked_to_run_the_tests_only_the_listing_and_the_run_come_ahead(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    _python_on_path(monkeypatch)
+    root = project(tmp_path, {"tests/test_a.py": "def test_a():\n    assert False\n",
+                              "a.py": "x = 1\n"})
+    calls = calls_ahead(root, "Run the tests and tell me which fail.", budget=8_000)
+    assert [(c.name, c.args) for c in calls] == [
+        ("glob", {"pattern": "**/*"}),
+        ("bash", {"command": "python -m pytest -q -p no:cacheprovider --tb=no"})]
+    fix = calls_ahead(root, "Make the failing test pass.", budget=8_000)
+    assert [c.name for c in fix] == ["glob", "read", "read", "bash"]
+    assert fix[-1].args == {"command": "python -m pytest -q -p no:cacheprovider"}

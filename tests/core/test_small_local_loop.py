@@ -28,10 +28,13 @@ OVERFLOW_NEWER = json.dumps({"error": {
 
 def _run(tmp: Path, base_url: str, text: str, *, options: dict[str, Any] | None = None,
          models: dict[str, Any] | None = None, history: int = 0,
-         model: str = "local") -> list[Event]:
+         model: str = "local", files: dict[str, str] | None = None) -> list[Event]:
     root = tmp / "project"
     root.mkdir(exist_ok=True)
     (root / "README.md").write_text("# Marmalade\n\nA tiny jam-making library.\n")
+    for name, content in (files or {}).items():
+        (root / name).parent.mkdir(parents=True, exist_ok=True)
+        (root / name).write_text(content)
     pconf = ProviderConfig("local", "openai", base_url=base_url, options=options or {},
                            models=models or {})
     config = Config(model=f"local/{model}", providers={"local": pconf})
@@ -129,6 +132,34 @@ def test_a_request_that_changes_nothing_is_offered_no_tool_that_changes_files(
     assert "read" in offered and "grep" in offered and "bash" in offered
     assert "edit" not in offered and "write" not in offered
     assert "- edit(" not in body["messages"][0]["content"]
+
+
+def test_asked_to_run_the_tests_totem_runs_them_and_the_first_step_is_the_answer(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The real 0.5B, shown the test file, read it again and again; shown the run's output
+    and asked for the answer, it gave the count."""
+    import os
+    import sys
+
+    monkeypatch.setenv("PATH", f"{Path(sys.executable).parent}:{os.environ['PATH']}")
+    tests = ("def test_one():\n    assert 1 + 1 == 2\n\n\n"
+             "def test_two():\n    assert 2 * 2 == 5\n")
+    answers = [_step('{"answer": "1 failed, 1 passed."}')]
+    with LlamaLike(answers) as server:
+        events = _run(tmp_path, server.base_url,
+                      "Run this project's tests and tell me how many of them fail.",
+                      files={"tests/test_jam.py": tests})
+        body = server.bodies[0]
+    assert [(s.name, s.input) for s in _of(events, ToolStart)] == [
+        ("glob", {"pattern": "**/*"}),
+        ("bash", {"command": "python -m pytest -q -p no:cacheprovider --tb=no"})]
+    options = body["response_format"]["json_schema"]["schema"]["anyOf"]
+    assert options == [{"type": "object", "properties": {"answer": {"type": "string"}},
+                        "required": ["answer"], "additionalProperties": False}]
+    last = body["messages"][-1]["content"]
+    assert "1 failed, 1 passed" in last and "how many passed, how many failed" in last
+    assert isinstance(events[-1], RunFinished) and events[-1].reason == "finished"
 
 
 def test_held_steps_drop_the_warning_that_the_model_calls_tools_badly(tmp_path: Path) -> None:

@@ -169,6 +169,7 @@ class AnswerCheck:
         self.absent_nudged = False
         self.state_nudged: set[str] = set()  # the kinds of unfinished work already said
         self.must_act = False  # the next step must be a call, where the server can hold it
+        self.must_answer = False  # the next step is offered no tools: the answer is in hand
         self.looked_ahead: set[str] = set()  # call ids of totem's reading ahead (a test run)
 
     def nudge(self, answer: str, run: list[Message], request: str) -> str | None:

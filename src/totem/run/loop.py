@@ -444,13 +444,16 @@ class Run:
     def _open(self, request: ModelRequest) -> AsyncIterator[StreamEvent]:
         """The provider's stream of `request`, in step form when tool calls are constrained."""
         sampling = self.agent.sampling
+        # the answer is in hand (what the request asked to run has run): the step says it
+        call = not self.answers.must_answer
+        self.answers.must_answer = False
         if sampling.constrained and request.tools:
             answer = not self.answers.must_act
             self.answers.must_act = False
             if changes_nothing(self.request_text()):  # small models edited to answer one
                 kept = [t for t in request.tools if t.name not in CHANGING_TOOLS]
                 request = dataclasses.replace(request, tools=kept or request.tools)
-            stepped = step_request(request, engine=sampling.engine, answer=answer)
+            stepped = step_request(request, engine=sampling.engine, answer=answer, call=call)
             return step_events(self.agent.provider.stream(stepped))
         return self.agent.provider.stream(request)
 

@@ -22,8 +22,9 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-__all__ = ["AheadCall", "absent_names", "budget_for", "calls_ahead", "failing_test_command",
-           "named_terms", "request_terms"]
+from totem.run.answer_check import asked_action, changes_nothing
+
+__all__ = ["AheadCall", "absent_names", "budget_for", "calls_ahead", "named_terms", "request_terms"]
 
 MAX_FILES_SCANNED = 2_000  # a bigger project gets its listing and the files it names only
 MAX_FILE_BYTES = 512_000  # a bigger file is not read ahead; the model reads what it needs
@@ -255,34 +256,32 @@ def calls_ahead(
     # hundred files picked by age)
     small = not many and len(files) <= MAX_FILES_LISTED
     listing = AheadCall("glob", {"pattern": "**/*"}) if small else AheadCall("read", {"path": "."})
+    tests = _test_runs(root, request)
+    if tests and asked_action(request) == "run":
+        return [listing, *tests]  # "run the tests and tell me ...": their output is the answer
     chosen = _named(files, request) if many else _chosen(files, request, budget=budget)
     reads = [_read(f, budget=budget) for f in chosen]
     if re.search(r"\b(?:list|files|folders?|director(?:y|ies)|tree|structure)\b", request, re.I):
         # asked about the files themselves: the listing last, where a small model looks most
         return [*reads, listing, *_searches(files, request, question=question)]
-    return [listing, *reads, *_searches(files, request, question=question),
-            *_failing_test(root, request)]
+    return [listing, *reads, *_searches(files, request, question=question), *tests]
 
 
-def failing_test_command(test: str) -> str:
-    """The command that runs one Python test file, quietly."""
-    import shlex
-    import shutil
-
-    python = "python" if shutil.which("python") else "python3"
-    return f"{python} -m pytest -q -p no:cacheprovider {shlex.quote(test)}"
-
-
-def _failing_test(root: Path, request: str) -> list[AheadCall]:
-    """For a request about a test that fails ("the test in test_slug.py fails; fix the
-    code"): that test, run, so the model starts from its error (the 1.5B, shown only the
-    code, changed the wrong thing)."""
-    if not re.search(r"\b(?:fail\w*|pass\w*|broken|red)\b", request, re.I):
-        return []
+def _test_runs(root: Path, request: str) -> list[AheadCall]:
+    """For a request about what the tests do ("run the tests and tell me how many fail",
+    "the test in test_slug.py fails; fix the code"): the test file it names, else every
+    test of the project, run, so the model starts from their output (shown only the code,
+    the 1.5B changed the wrong thing, and asked to count failures it guessed)."""
     from totem.run.request_state import test_named
+    from totem.run.test_commands import asks_test_run, file_test_command, project_test_command
 
+    if not asks_test_run(request):
+        return []
+    brief = changes_nothing(request)
     test = test_named(request, root)
-    return [AheadCall("bash", {"command": failing_test_command(test)})] if test else []
+    command = (file_test_command(test, brief=brief) if test
+               else project_test_command(root, brief=brief))
+    return [AheadCall("bash", {"command": command})] if command else []
 
 
 def absent_names(root: Path, request: str) -> list[str]:

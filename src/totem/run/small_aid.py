@@ -75,8 +75,9 @@ class SmallModelAid:
 
     async def read_ahead(self) -> None:
         """List the project and read the files the request most likely concerns, as calls of
-        totem's own, before the model's first step (see run/read_ahead.py)."""
-        from totem.run.answer_check import MIN_REQUEST_WORDS, asks_change
+        totem's own, before the model's first step (see run/read_ahead.py). A request to run
+        the tests has them run here, and that run is the command it asked for."""
+        from totem.run.answer_check import MIN_REQUEST_WORDS, asked_action
 
         run = self.run
         request = run.request_text()
@@ -84,18 +85,24 @@ class SmallModelAid:
             return
         from totem.run.read_ahead import budget_for, calls_ahead
 
+        action = asked_action(request)
         done = self._calls_done()
         calls = [
-            c for c in calls_ahead(run.agent.root, request, question=not asks_change(request),
+            c for c in calls_ahead(run.agent.root, request, question=action is None,
                                    budget=budget_for(run.compactor.window))
             if c.name in run.tools and _call_key(c.name, c.args) not in done
         ]
         if not calls:
             return
         parts = await run.make_calls(calls)
-        run.answers.looked_ahead.update(p.call_id for p in parts)  # looking changes nothing
+        # a command that ran to its end, passing or failing (not refused, not stopped)
+        ran = [p.call_id for p in parts if p.name == "bash" and "\n\nExit code: " in p.output]
+        looked = [p.call_id for p in parts if action != "run" or p.call_id not in ran]
+        run.answers.looked_ahead.update(looked)  # looking changes nothing
         # shown the files, a small model asked for a change tends to say it read them
-        run.answers.must_act = asks_change(request)
+        run.answers.must_act = action == "change" or (action == "run" and not ran)
+        # asked to run the tests and report, the 0.5B read README.md three times instead
+        run.answers.must_answer = action == "run" and bool(ran)
 
     def _calls_done(self) -> set[tuple[str, object]]:
         """The reads and listings the session already made, by tool and path or pattern."""
@@ -139,8 +146,9 @@ class SmallModelAid:
                 or not self._changed()):
             return False
         from totem.prompt.small import test_nudge
-        from totem.run.read_ahead import AheadCall, failing_test_command
+        from totem.run.read_ahead import AheadCall
         from totem.run.request_state import test_named
+        from totem.run.test_commands import file_test_command
 
         request = run.request_text()
         test = test_named(request, run.agent.root)
@@ -150,7 +158,7 @@ class SmallModelAid:
             return False  # a test being written is checked against the code, not the reverse
         self.test_runs += 1
         [part] = await run.make_calls([AheadCall("bash",
-                                                 {"command": failing_test_command(test)})])
+                                                 {"command": file_test_command(test)})])
         output = part.output or ""
         if part.state == "completed" or "No module named pytest" in output:
             return False

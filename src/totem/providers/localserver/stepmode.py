@@ -83,15 +83,16 @@ def step_args(parameters: Json) -> Json:
     return schema
 
 
-def step_schema(specs: list[ToolSpec], *, answer: bool = True) -> Json:
-    """The schema of one step: a call of one of `specs` or (when `answer`) an answer."""
+def step_schema(specs: list[ToolSpec], *, answer: bool = True, call: bool = True) -> Json:
+    """The schema of one step: (when `call`) a call of one of `specs` or (when `answer`)
+    an answer."""
     steps: list[Json] = [
         {"type": "object",
          "properties": {"tool": {"const": spec.name}, "args": step_args(spec.parameters)},
          "required": ["tool", "args"], "additionalProperties": False}
-        for spec in specs
+        for spec in specs if call
     ]
-    if answer:
+    if answer or not steps:
         steps.append({"type": "object", "properties": {"answer": {"type": "string"}},
                       "required": ["answer"], "additionalProperties": False})
     return {"anyOf": steps}
@@ -126,7 +127,7 @@ def _tool_lines(specs: list[ToolSpec]) -> str:
     )
 
 
-def _as_steps(message: Message, request: str) -> list[Message]:
+def _as_steps(message: Message, request: str, *, answer_now: bool = False) -> list[Message]:
     """An assistant message with its calls written as steps, then a user message with
     their results, the request again and what to do next (a small model reads a plain
     result best, and forgets a request that is far above)."""
@@ -144,7 +145,8 @@ def _as_steps(message: Message, request: str) -> list[Message]:
         for call, p in zip(calls, tools, strict=True)
     ]
     # the real 0.5B model called the same tool again until told plainly to answer now
-    next_step = _next_step().replace("{calls}", " and ".join(calls))
+    next_step = _test_answer() if answer_now else _next_step()
+    next_step = next_step.replace("{calls}", " and ".join(calls))
     text = "\n\n".join([*results, next_step.replace("{request}", request or "(see above)")])
     user = Message(f"{message.id}_results", message.session_id, "user", [TextPart(text)])
     return [dataclasses.replace(message, parts=parts), user]
@@ -166,6 +168,14 @@ def _next_step() -> str:
     return (Path(__file__).with_name("stepmode-next.txt")).read_text(encoding="utf-8").strip()
 
 
+@cache
+def _test_answer() -> str:
+    """What follows a test run when the step must answer (the only case there is): the
+    0.5B, told "the request is: ...", answered with those words; asked for "a sentence",
+    it wrote "5" or "The test failures are as follows:"."""
+    return (Path(__file__).with_name("stepmode-tests.txt")).read_text(encoding="utf-8").strip()
+
+
 def _written_args(part: ToolPart) -> Json:
     """The arguments as the model wrote them (the tool's defaults are not its words)."""
     try:
@@ -176,13 +186,15 @@ def _written_args(part: ToolPart) -> Json:
 
 
 def step_request(
-    request: ModelRequest, *, engine: str | None, answer: bool = True
+    request: ModelRequest, *, engine: str | None, answer: bool = True, call: bool = True
 ) -> ModelRequest:
     """`request` in step form, its schema where `engine` takes one (see the module doc);
-    with `answer` False the step must be a call (the model answered too soon)."""
+    with `answer` False the step must be a call (the model answered too soon), with `call`
+    False it must be the answer (the tools are still described: the prompt stays the same
+    for the server's cache)."""
     if not request.tools:
         return request
-    schema = step_schema(request.tools, answer=answer)
+    schema = step_schema(request.tools, answer=answer, call=call)
     asked = _latest_request(request.messages)
     tools = _instructions().replace("{tools}", _tool_lines(request.tools))
     option: Json = (
@@ -193,7 +205,9 @@ def step_request(
     return dataclasses.replace(
         request,
         system=f"{request.system}\n\n{tools}" if request.system else tools,
-        messages=[step for m in request.messages for step in _as_steps(m, asked)],
+        messages=[step for i, m in enumerate(request.messages)
+                  for step in _as_steps(m, asked, answer_now=not call
+                                        and i == len(request.messages) - 1)],
         tools=[],
         options={**request.options, **option},
     )
