@@ -609,3 +609,40 @@ def test_the_test_a_request_names_is_run_after_the_change_and_its_failure_shown(
     assert nudge.startswith("The test still fails after your change.")
     assert "assert 'Hello-World' == 'hello-world'" in nudge
     assert any(isinstance(e, Notice) and "test_slug.py still fails" in e.text for e in events)
+
+
+def test_a_misspelling_the_model_leaves_in_the_named_file_is_corrected_by_totem(
+    tmp_path: Path,
+) -> None:
+    """The real 0.5B run of "there is a spelling mistake in README.md": the same no-op edit
+    of courier.py three times, then an answer that says what to replace."""
+    with_config(tmp_path)
+    root = tmp_path / "project"
+    (root / "README.md").write_text("# Courier\n\nEach depot will recieve a manifest.\n"
+                                    "Teh route is printed.\n")
+    (root / "courier.py").write_text("print('route')\n")
+    stuck = ("edit", {"path": "courier.py", "old_string": "print('route')",
+                      "new_string": "print('route')"})
+    provider = ScriptedProvider([call(("read", {"path": "README.md"})), call(stuck),
+                                 call(stuck), call(stuck),
+                                 reply('Replace "recieve" with "receive" in README.md.')])
+    agent = make_agent(tmp_path, provider, tools=TOOLS, model=SMALL)
+    _, events = run_once(agent, "There is a spelling mistake in README.md. Please fix it.")
+    assert finished(events).reason == "finished"
+    assert (root / "README.md").read_text() == ("# Courier\n\nEach depot will receive a "
+                                                "manifest.\nThe route is printed.\n")
+    assert (root / "courier.py").read_text() == "print('route')\n"
+    edits = [e.input for e in events if isinstance(e, ToolStart) and e.name == "edit"][-2:]
+    assert edits[0] == {"path": "README.md", "old_string": "Each depot will recieve a manifest.",
+                        "new_string": "Each depot will receive a manifest."}
+    assert any(isinstance(e, Notice) and "misspellings codespell finds" in e.text
+               for e in events)
+
+
+def test_only_certain_corrections_of_a_line_found_once_are_made() -> None:
+    from totem.tools.spelling import spelling_fixes
+
+    text = "a line that will recieve\nsame\nsame\nteh\nteh\nthe abd end\n"
+    # "teh" is on two lines (the edit fits two places); "abd" has two corrections
+    assert spelling_fixes(text) == [("a line that will recieve", "a line that will receive")]
+    assert spelling_fixes("Teh start\n") == [("Teh start", "The start")]

@@ -244,7 +244,7 @@ class Run:
                     verdict = self._check_answer(message)
                     if verdict is None or await self.aid.test_still_fails():
                         continue
-                    if await self.aid.commands_of_the_request():
+                    if await self.aid.finish_the_request():
                         return "finished", ""
                     return verdict
                 return "finished", ""
@@ -301,7 +301,7 @@ class Run:
         self.synthetic_user(note)
         message, _ = await self._query([], flat=True)
         if self.aid is not None and (await self.aid.code_from_answer(message) or
-                                     await self.aid.commands_of_the_request()):
+                                     await self.aid.finish_the_request()):
             return "finished", ""
         self._note(message, detail, "warning")
         return reason, detail

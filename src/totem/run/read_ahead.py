@@ -24,7 +24,8 @@ from pathlib import Path
 
 from totem.run.answer_check import asked_action, changes_nothing
 
-__all__ = ["AheadCall", "absent_names", "budget_for", "calls_ahead", "named_terms", "request_terms"]
+__all__ = ["AheadCall", "absent_names", "budget_for", "calls_ahead", "named_files", "named_terms",
+           "request_terms"]
 
 MAX_FILES_SCANNED = 2_000  # a bigger project gets its listing and the files it names only
 MAX_FILE_BYTES = 512_000  # a bigger file is not read ahead; the model reads what it needs
@@ -115,6 +116,11 @@ def _small_text(path: Path) -> str | None:
     if b"\0" in data[:4096]:
         return None
     return data.decode("utf-8", errors="replace")
+
+
+def named_files(root: Path, request: str) -> list[str]:
+    """The text files of the project at `root` that the request names."""
+    return [f.path for f in _named(_text_files(root)[0], request)]
 
 
 def _named(files: Sequence[_File], request: str) -> list[_File]:

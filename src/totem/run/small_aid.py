@@ -3,9 +3,10 @@
 Before its first step: the request put in the hands of its tools (what it says to leave
 alone, the place an edit means), and the files it concerns read ahead (run/read_ahead.py).
 After an answer without calls: the change written in the answer made with tools
-(run/answer_code.py), the test the request names run again, and a deletion or rename the
-request names made with its own command (run/request_state.py). Every call made here is a
-call of totem's own: shown, checked and asked like the model's.
+(run/answer_code.py), the test the request names run again, and what the request names
+exactly and is still undone made by totem: a deletion or rename with the request's own
+command (run/request_state.py), a spelling mistake with codespell's correction. Every call
+made here is a call of totem's own: shown, checked and asked like the model's.
 
 The loop (run/loop.py) owns one `SmallModelAid` per run of a small model, and none for other
 models: nothing here touches a hosted model's run.
@@ -168,22 +169,46 @@ class SmallModelAid:
         run.answers.must_act = True
         return True
 
-    async def commands_of_the_request(self) -> bool:
-        """A deletion or rename the request names exactly, left undone (the 0.5B edits the
-        file three times instead): the request's own command (rm, mv; run/request_state.py)
-        run as a call of totem's own, asked like any other. True when there were such
-        commands and every one succeeded."""
+    async def finish_the_request(self) -> bool:
+        """What the request names exactly and the model left undone, done with totem's own
+        calls, asked like any other: a deletion or rename (the 0.5B edited the file three
+        times instead; run/request_state.py), and, asked to fix a spelling mistake in a file
+        it names, the misspellings codespell is certain of (the 0.5B edited another file).
+        True when there were such calls and every one succeeded."""
         run = self.run
-        if run.nested or "bash" not in run.tools:
+        if run.nested:
             return False
         from totem.run.read_ahead import AheadCall
         from totem.run.request_state import commands_left
 
-        left = commands_left(run.request_text(), run.agent.root)
-        if not left:
+        request = run.request_text()
+        commands = [command for _, command in commands_left(request, run.agent.root)]
+        calls = [AheadCall("bash", {"command": c}) for c in commands if "bash" in run.tools]
+        said = ["running the request's own command: " + "; ".join(commands)] if calls else []
+        spelling = self._spelling_left(request) if "edit" in run.tools else []
+        if spelling:
+            said.append("correcting the misspellings codespell finds in the file it names")
+            calls.extend(spelling)
+        if not calls:
             return False
-        commands = [command for _, command in left]
-        run.emit(Notice("The model did not make the change the request names; running the "
-                        "request's own command: " + "; ".join(commands)))
-        parts = await run.make_calls([AheadCall("bash", {"command": c}) for c in commands])
+        run.emit(Notice("The model did not make the change the request names; "
+                        + "; ".join(said) + "."))
+        parts = await run.make_calls(calls)
         return all(part.state == "completed" for part in parts)
+
+    def _spelling_left(self, request: str) -> list[AheadCall]:
+        """Edits that correct the misspelled words of the files a spelling request names."""
+        from totem.run.read_ahead import AheadCall, named_files
+        from totem.tools.spelling import asks_about_spelling, spelling_fixes
+
+        if not asks_about_spelling(request):
+            return []
+        calls: list[AheadCall] = []
+        for path in named_files(self.run.agent.root, request):
+            try:
+                text = (self.run.agent.root / path).read_text(encoding="utf-8")
+            except (OSError, UnicodeDecodeError):
+                continue
+            calls.extend(AheadCall("edit", {"path": path, "old_string": old, "new_string": new})
+                         for old, new in spelling_fixes(text))
+        return calls

@@ -15,7 +15,7 @@ from functools import cache
 from importlib.util import find_spec
 from pathlib import Path
 
-__all__ = ["asks_about_spelling", "misspellings", "spelling_note"]
+__all__ = ["asks_about_spelling", "misspellings", "spelling_fixes", "spelling_note"]
 
 MAX_FOUND = 8
 _ASKS = r"\b(?:typos?|spelling|spelt|misspel\w*|spelled\s+wrong\w*)\b"
@@ -85,3 +85,19 @@ def spelling_note(path: Path, request: str) -> str:
         return ""
     words = "; ".join(f"line {line}: {word} (should be {fix})" for line, word, fix in found)
     return f"\n\n[Misspelled words in this file: {words}.]"
+
+
+def spelling_fixes(text: str) -> list[tuple[str, str]]:
+    """(a line of `text`, the line corrected) for each line with misspelled words whose
+    correction is certain (codespell gives one, not "x or y"), where that line is the only
+    one of the text that reads so (an edit must fit one place)."""
+    lines = text.split("\n")
+    fixed: dict[int, str] = {}
+    for number, word, fix in misspellings(text):
+        if " or " in fix:
+            continue
+        right = fix[0].upper() + fix[1:] if word[0].isupper() else fix
+        line = fixed.get(number, lines[number - 1])
+        fixed[number] = re.sub(rf"(?<![A-Za-z]){re.escape(word)}(?![A-Za-z])", right, line)
+    return [(lines[n - 1], new) for n, new in sorted(fixed.items())
+            if new != lines[n - 1] and lines.count(lines[n - 1]) == 1]
