@@ -646,3 +646,64 @@ def test_only_certain_corrections_of_a_line_found_once_are_made() -> None:
     # "teh" is on two lines (the edit fits two places); "abd" has two corrections
     assert spelling_fixes(text) == [("a line that will recieve", "a line that will receive")]
     assert spelling_fixes("Teh start\n") == [("Teh start", "The start")]
+
+
+def test_change_targets_and_lines_given_word_for_word(tmp_path: Path) -> None:
+    from totem.run.request_state import asked_lines, change_targets
+
+    root = tmp_path
+    for name in (".gitignore", "app.py", "report.py", "test_slug.py", "slug.py", "a.ini"):
+        (root / name).write_text("x\n")
+    assert change_targets("Add *.log as a new last line of .gitignore.", root) == {
+        "edit": [".gitignore"], "write": []}
+    assert change_targets("Create NOTES.md containing 'hi'", root) == {
+        "edit": [], "write": ["NOTES.md"]}
+    assert change_targets("Set the timeout to 45 in a.ini. Leave app.py alone.", root) == {
+        "edit": ["a.ini", "app.py"], "write": []}
+    for vague in ("python app.py prints 'Helo' - fix it.",  # where it shows, not the fix
+                  "Running report.py fails with NameError. Fix it.",
+                  "The test in test_slug.py fails. Fix the code.",
+                  "There is a typo in app.py. Fix it.",  # made certain at the end
+                  "Rename app.py to main.py.", "What does app.py do?"):
+        assert change_targets(vague, root) is None, vague
+    assert asked_lines("Add *.log as a new last line of .gitignore.", root) == [
+        ("append", ".gitignore", "*.log")]
+    assert asked_lines("Please append 'dist/' to .gitignore", root) == [
+        ("append", ".gitignore", "dist/")]
+    assert asked_lines("Create a file named NOTES.md that contains exactly this one line: "
+                       "It ships.", root) == [("create", "NOTES.md", "It ships.")]
+    for not_a_line in ("Add logging to app.py", "Add a function clamp to app.py.",
+                       "Fix app.py and add 'x' to .gitignore", "Add 'x' to missing.txt"):
+        assert asked_lines(not_a_line, root) == [], not_a_line
+
+
+def test_a_line_the_model_did_not_append_is_appended_by_totem(tmp_path: Path) -> None:
+    """The real 0.5B run of "add *.log as a new last line of .gitignore": main.py's print
+    edited, then the same failing edit until the repeat guard."""
+    with_config(tmp_path)
+    root = tmp_path / "project"
+    (root / ".gitignore").write_text("__pycache__/\ndist/\n")
+    stuck = ("edit", {"path": ".gitignore", "old_string": "main.py", "new_string": "log.txt"})
+    provider = ScriptedProvider([call(("read", {"path": ".gitignore"})), call(stuck),
+                                 call(stuck), call(stuck), reply("Use git add .gitignore.")])
+    agent = make_agent(tmp_path, provider, tools=TOOLS, model=SMALL)
+    _, events = run_once(agent, "Add *.log as a new last line of .gitignore.")
+    assert (root / ".gitignore").read_text() == "__pycache__/\ndist/\n*.log\n"
+    assert finished(events).reason == "finished"
+
+
+def test_the_same_failure_four_times_in_a_row_ends_a_small_model_s_calls(
+    tmp_path: Path,
+) -> None:
+    with_config(tmp_path)
+    root = tmp_path / "project"
+    (root / "notes.md").write_text("the 13th\n")
+    tries = [call(("edit", {"path": "notes.md", "old_string": "the 12th",
+                            "new_string": f"the {day}th"})) for day in range(14, 24)]
+    provider = ScriptedProvider([call(("read", {"path": "notes.md"})), *tries,
+                                 reply("I could not change it.")])
+    agent = make_agent(tmp_path, provider, tools=TOOLS, model=SMALL)
+    _, events = run_once(agent, "In notes.md, change the 12th to the 14th.")
+    edits = [e for e in events if isinstance(e, ToolEnd) and e.name == "edit"]
+    assert len(edits) == 4 and all(e.is_error for e in edits)
+    assert finished(events).reason == "repeat"

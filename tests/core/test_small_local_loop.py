@@ -232,3 +232,27 @@ def test_a_server_that_breaks_off_midway_is_asked_for_a_whole_answer(tmp_path: P
     assert any("failed during the answer" in n for n in notices), notices
     assert not _of(events, ToolStart)  # the broken call is not run
     assert events[-1].reason == "finished"
+
+
+def test_the_first_change_goes_where_the_request_says_and_a_given_line_done_is_answered(
+    tmp_path: Path,
+) -> None:
+    """The real 0.5B, asked to create NOTES.md with one given line, edited README.md (the
+    file it was shown) three times; held to writing NOTES.md it wrote the line, then edited
+    it twenty times ("the 14th", "the 15th" ...) until it was told to say what was done."""
+    line = "Release 4.2 ships on Friday the 13th."
+    answers = [_step(json.dumps({"tool": "write", "args": {"path": "NOTES.md",
+                                                           "content": line}})),
+               _step('{"answer": "NOTES.md holds the line."}')]
+    with LlamaLike(answers) as server:
+        events = _run(tmp_path, server.base_url,
+                      f"Create a file named NOTES.md that contains exactly this one line: {line}")
+        first, second = server.bodies
+    options = first["response_format"]["json_schema"]["schema"]["anyOf"]
+    assert [(o["properties"]["tool"]["const"], o["properties"]["args"]["properties"]["path"])
+            for o in options] == [("write", {"enum": ["NOTES.md"]})]
+    done = second["response_format"]["json_schema"]["schema"]["anyOf"]
+    assert [list(o["properties"]) for o in done] == [["answer"]]
+    assert "That did what the request asks" in second["messages"][-1]["content"]
+    assert (tmp_path / "project" / "NOTES.md").read_text().strip() == line
+    assert isinstance(events[-1], RunFinished) and events[-1].reason == "finished"

@@ -169,7 +169,11 @@ class AnswerCheck:
         self.absent_nudged = False
         self.state_nudged: set[str] = set()  # the kinds of unfinished work already said
         self.must_act = False  # the next step must be a call, where the server can hold it
-        self.must_answer = False  # the next step is offered no tools: the answer is in hand
+        # the next step must be the answer, which is in hand: "tests" (what the request
+        # asked to run has run) or "done" (a change did what the request gives word for word)
+        self.must_answer: Literal["", "tests", "done"] = ""
+        # the paths the next step's edit and write may take, when the request names them
+        self.targets: dict[str, list[str]] | None = None
         self.looked_ahead: set[str] = set()  # call ids of totem's reading ahead (a test run)
 
     def nudge(self, answer: str, run: list[Message], request: str) -> str | None:

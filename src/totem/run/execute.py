@@ -31,6 +31,9 @@ __all__ = ["ABORTED_OUTPUT", "Stop", "ToolRunner"]
 
 MAX_DENIALS = 3
 REPEAT_LIMIT = 3
+# a small model's calls that fail with the same error, one after another, each a little
+# different (the 0.5B edited "the 13th" to the 14th, 15th ... 40th until killed)
+SAME_FAILURE_LIMIT = 4
 READ_CONCURRENCY = 8
 ABORTED_OUTPUT = "[Aborted by user]"
 REPEAT_HINT = (
@@ -70,6 +73,8 @@ class ToolRunner:
         self.tools = {t.name: t for t in agent.tools}
         self.denials = 0
         self.seen_calls: dict[str, int] = {}
+        self.failures = 0  # the same failed call result, one after another
+        self.last_failure: tuple[str, str] | None = None
         self._read_first: ReadFirst | None = None
         self.hands_off: HandsOff | None = None  # what the request says not to change
         self.request = ""  # the person's request of the run, for a small model's edits
@@ -243,13 +248,19 @@ class ToolRunner:
 
     def _check_guards(self, message: Message, part: ToolPart) -> None:
         """Three refusals in a row end the run; so does the same call with the same result
-        made a third time in one run (in a row or not: small models also alternate)."""
+        made a third time in one run (in a row or not: small models also alternate), and,
+        for a small model, calls failing with the same error four times in a row."""
         if part.title == "denied":
             self.denials += 1
             if self.denials >= MAX_DENIALS:
                 raise Stop("rejected", "Stopped: three actions in a row were rejected or denied.")
             return
         self.denials = 0
+        failure = (part.name, part.output) if part.state == "error" else None
+        self.failures = self.failures + 1 if failure and failure == self.last_failure else 1
+        self.last_failure = failure
+        if failure and self.failures >= SAME_FAILURE_LIMIT and self.agent.profile.small:
+            raise Stop("repeat")
         signature = json.dumps([part.name, part.input, part.output], sort_keys=True)
         count = self.seen_calls.get(signature, 0) + 1
         self.seen_calls[signature] = count

@@ -250,6 +250,8 @@ class Run:
                 return "finished", ""
             try:
                 await self.runner.execute(message, calls)
+                if self.aid is not None:
+                    self.aid.after_calls(calls)
                 if self.dropped_note:
                     self.synthetic_user(self.dropped_note)
                     self.dropped_note = ""
@@ -445,15 +447,16 @@ class Run:
         """The provider's stream of `request`, in step form when tool calls are constrained."""
         sampling = self.agent.sampling
         # the answer is in hand (what the request asked to run has run): the step says it
-        call = not self.answers.must_answer
-        self.answers.must_answer = False
+        answer_now = self.answers.must_answer
+        paths, self.answers.must_answer, self.answers.targets = self.answers.targets, "", None
         if sampling.constrained and request.tools:
             answer = not self.answers.must_act
             self.answers.must_act = False
             if changes_nothing(self.request_text()):  # small models edited to answer one
                 kept = [t for t in request.tools if t.name not in CHANGING_TOOLS]
                 request = dataclasses.replace(request, tools=kept or request.tools)
-            stepped = step_request(request, engine=sampling.engine, answer=answer, call=call)
+            stepped = step_request(request, engine=sampling.engine, answer=answer,
+                                   answer_now=answer_now, paths=paths)
             return step_events(self.agent.provider.stream(stepped))
         return self.agent.provider.stream(request)
 

@@ -18,8 +18,8 @@ from pathlib import Path
 
 from totem.messages import Message, ToolPart
 
-__all__ = ["commands_left", "file_ops_left", "files_to_create", "test_named",
-           "unresolved_check"]
+__all__ = ["asked_lines", "change_targets", "commands_left", "file_ops_left", "files_to_create",
+           "test_named", "unresolved_check"]
 
 _PATH = r"((?:[\w.-]+/)*[\w-][\w.-]*\.\w+)"
 _DELETE = rf"\b(?:delete|remove)\s+(?:the\s+)?(?:file\s+)?{_PATH}"
@@ -75,6 +75,98 @@ def files_to_create(request: str, root: Path) -> list[str]:
         if path is not None and not path.exists() and match.group(1) not in names:
             names.append(match.group(1))
     return names
+
+
+# "python app.py prints ...", "running report.py fails": a file named as a program run,
+# which says where the trouble shows, not where the change goes
+_RUN_FILE = r"\b(?:python3?|node|ruby|bash|sh|run|running|execute|executing)\s+(?:the\s+)?$"
+
+
+def change_targets(request: str, root: Path) -> dict[str, list[str]] | None:
+    """Where the change a request asks for goes, when it says so plainly: {"edit": the
+    existing files it names, "write": the files it asks to create}. None when it does not
+    say (no file named; a file named only as the program that misbehaves; a test that
+    fails, whose fix is in the code; a rename or deletion, which bash makes).
+
+    The first change step of a small model is held to these paths where the server can
+    hold it: asked to add a line to .gitignore or to create NOTES.md, the 0.5B edited
+    main.py and README.md, the first files it had been shown."""
+    from totem.run.answer_check import asked_action
+    from totem.run.hands_off import hands_off
+    from totem.run.read_ahead import named_files
+    from totem.tools.spelling import asks_about_spelling
+
+    if asked_action(request) != "change" or commands_left(request, root):
+        return None
+    if asks_about_spelling(request):  # made certain at the end (run/small_aid.py); held to
+        return None                   # the file, the 0.5B renamed its heading instead
+    if test_named(request, root) and re.search(r"\b(?:fail\w*|pass\w*)\b", request, re.I):
+        return None
+    off = hands_off(request)
+    edit = []
+    for path in named_files(root, request):
+        name = re.escape(path.rsplit("/", 1)[-1])
+        shown = [m.start() for m in re.finditer(rf"(?<![\w.-])(?:[\w.-]+/)*{name}(?![\w-])",
+                                                 request)]
+        if off.covers(path) or all(re.search(_RUN_FILE, request[:at], re.I) for at in shown):
+            continue
+        edit.append(path)
+    create = files_to_create(request, root)
+    return {"edit": edit, "write": create} if edit or create else None
+
+
+_QUOTED = r"""(?:`(?P<q1>[^`\n]+)`|'(?P<q2>[^'\n]+)'|"(?P<q3>[^"\n]+)"|(?P<bare>\S[^\n]*?))"""
+_SPOT = r"((?:[\w.-]+/)*\.?[\w-](?:[\w.-]*[\w-])?)"  # a path; a dotfile such as .gitignore too
+_END = r"\s*[.!]?\s*$"
+# "Add *.log as a new last line of .gitignore", "put 'x = 1' at the end of a.py"
+_START = r"^\s*(?:please\s+)?"  # the request is that one thing
+_APPEND_AT_END = (
+    rf"{_START}(?:add|append|put|insert)\s+(?:the\s+line\s+)?{_QUOTED}\s+(?:as\s+(?:a\s+|the\s+)?"
+    rf"(?:new\s+)?(?:last|final)\s+line\s+(?:of|to|in)|(?:at|to)\s+the\s+(?:end|bottom)\s+of)"
+    rf"\s+{_SPOT}{_END}"
+)
+# "Append the line 'build/' to .gitignore", "add node_modules/ to .gitignore": the text
+# quoted, or one word that is no plain word ("add logging to app.py" is not a line)
+_APPEND_TO = (
+    rf"{_START}"
+    r"""(?:add|append)\s+(?:the\s+line\s+)?(?:`(?P<q1>[^`\n]+)`|'(?P<q2>[^'\n]+)'|"""
+    r""""(?P<q3>[^"\n]+)"|(?P<bare>[^\s`'"]*[^\w\s`'"][^\s`'"]*))\s+to\s+"""
+    rf"{_SPOT}{_END}"
+)
+# "Create a file named NOTES.md that contains exactly this one line: Release 4.2 ships."
+_CREATE_WITH = (
+    rf"{_START}(?:create|make|write|add)\s+(?:a\s+|an\s+|the\s+)?(?:new\s+)?(?:file\s+)?"
+    rf"(?:called\s+|named\s+)?{_SPOT}\s+(?:that\s+(?:contains|holds|says)|containing|"
+    rf"holding|with)\s+(?:exactly\s+|only\s+|just\s+)?(?:(?:this|the|one|single|following)\s+)*"
+    rf"(?:line|text|content|sentence)?\s*(?::\s*{_QUOTED}|"
+    r"""(?:`(?P<c1>[^`\n]+)`|'(?P<c2>[^'\n]+)'|"(?P<c3>[^"\n]+)"))\s*$"""
+)
+
+
+def _said(match: re.Match[str]) -> str:
+    groups = match.groupdict()
+    return next((groups[g] for g in ("q1", "q2", "q3", "c1", "c2", "c3", "bare")
+                 if groups.get(g)), "")
+
+
+def asked_lines(request: str, root: Path) -> list[tuple[str, str, str]]:
+    """The lines the request gives word for word, and where: ("append", path, line) for a
+    line it asks to add at the end of an existing file, ("create", path, line) for the one
+    line of a file it asks to create (there yet or not). Only a request that says just
+    that."""
+    text = request.strip()
+    for pattern, kind in ((_APPEND_AT_END, "append"), (_APPEND_TO, "append"),
+                          (_CREATE_WITH, "create")):
+        match = re.search(pattern, text, re.I)
+        if match is None:
+            continue
+        path = match.group(1) if kind == "create" else match.group(match.lastindex or 0)
+        line = _said(match).strip()
+        place = _inside(root, path)
+        if line and place is not None and (place.is_file() if kind == "append"
+                                           else "." in path and not place.is_dir()):
+            return [(kind, path, line)]
+    return []
 
 
 def file_ops_left(request: str, root: Path) -> str | None:

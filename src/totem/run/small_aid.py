@@ -103,7 +103,11 @@ class SmallModelAid:
         # shown the files, a small model asked for a change tends to say it read them
         run.answers.must_act = action == "change" or (action == "run" and not ran)
         # asked to run the tests and report, the 0.5B read README.md three times instead
-        run.answers.must_answer = action == "run" and bool(ran)
+        run.answers.must_answer = "tests" if action == "run" and ran else ""
+        if action == "change":  # the first change goes where the request says
+            from totem.run.request_state import change_targets
+
+            run.answers.targets = change_targets(request, run.agent.root)
 
     def _calls_done(self) -> set[tuple[str, object]]:
         """The reads and listings the session already made, by tool and path or pattern."""
@@ -189,12 +193,57 @@ class SmallModelAid:
         if spelling:
             said.append("correcting the misspellings codespell finds in the file it names")
             calls.extend(spelling)
+        lines = self._lines_left(request)
+        if lines:
+            said.append("writing the line it gives where it says")
+            calls.extend(lines)
         if not calls:
             return False
         run.emit(Notice("The model did not make the change the request names; "
                         + "; ".join(said) + "."))
         parts = await run.make_calls(calls)
         return all(part.state == "completed" for part in parts)
+
+    def after_calls(self, parts: Sequence[ToolPart]) -> None:
+        """After a change that did what the request gives word for word (the line is where
+        it says), the next step must say so: the 0.5B, having written NOTES.md right, went
+        on to edit it twenty times ("the 14th", "the 15th" ...)."""
+        from totem.run.request_state import asked_lines
+
+        run = self.run
+        request = run.request_text()
+        if run.nested or not any(p.state == "completed" and p.name in ("edit", "write")
+                                 for p in parts):
+            return
+        if asked_lines(request, run.agent.root) and not self._lines_left(request):
+            run.answers.must_answer = "done"
+
+    def _lines_left(self, request: str) -> list[AheadCall]:
+        """The line a request gives word for word ("add *.log as a new last line of
+        .gitignore", "create NOTES.md containing exactly this line: ..."), where it is not:
+        appended with edit, or the file written (new, or one this run made otherwise)."""
+        from totem.run.read_ahead import AheadCall
+        from totem.run.request_state import asked_lines
+
+        run = self.run
+        calls = []
+        for kind, path, line in asked_lines(request, run.agent.root):
+            try:
+                text = (run.agent.root / path).read_text(encoding="utf-8")
+            except FileNotFoundError:
+                text = None
+            except (OSError, UnicodeDecodeError):
+                continue
+            if kind == "append" and text is not None and "edit" in run.tools:
+                last = [ln for ln in text.splitlines() if ln.strip()][-1:]
+                if last != [line]:
+                    calls.append(AheadCall("edit", {"path": path, "old_string": "",
+                                                    "new_string": line}))
+            elif kind == "create" and "write" in run.tools and (
+                    text is None or text.strip() != line
+                    and run.runner.read_first.made_here(path)):
+                calls.append(AheadCall("write", {"path": path, "content": line + "\n"}))
+        return calls
 
     def _spelling_left(self, request: str) -> list[AheadCall]:
         """Edits that correct the misspelled words of the files a spelling request names."""

@@ -19,7 +19,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import re
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Mapping
 from functools import cache
 from pathlib import Path
 from typing import Any
@@ -83,15 +83,23 @@ def step_args(parameters: Json) -> Json:
     return schema
 
 
-def step_schema(specs: list[ToolSpec], *, answer: bool = True, call: bool = True) -> Json:
+def step_schema(
+    specs: list[ToolSpec], *, answer: bool = True, call: bool = True,
+    paths: Mapping[str, list[str]] | None = None,
+) -> Json:
     """The schema of one step: (when `call`) a call of one of `specs` or (when `answer`)
-    an answer."""
-    steps: list[Json] = [
-        {"type": "object",
-         "properties": {"tool": {"const": spec.name}, "args": step_args(spec.parameters)},
-         "required": ["tool", "args"], "additionalProperties": False}
-        for spec in specs if call
-    ]
+    an answer. With `paths`, only the tools it names are offered, each with its `path`
+    argument held to the paths listed for it (a tool with none listed is not offered)."""
+    steps: list[Json] = []
+    for spec in specs if call else []:
+        args = step_args(spec.parameters)
+        if paths is not None:
+            if not paths.get(spec.name) or "path" not in args.get("properties", {}):
+                continue
+            args["properties"]["path"] = {"enum": list(paths[spec.name])}
+        steps.append({"type": "object",
+                      "properties": {"tool": {"const": spec.name}, "args": args},
+                      "required": ["tool", "args"], "additionalProperties": False})
     if answer or not steps:
         steps.append({"type": "object", "properties": {"answer": {"type": "string"}},
                       "required": ["answer"], "additionalProperties": False})
@@ -127,7 +135,7 @@ def _tool_lines(specs: list[ToolSpec]) -> str:
     )
 
 
-def _as_steps(message: Message, request: str, *, answer_now: bool = False) -> list[Message]:
+def _as_steps(message: Message, request: str, *, answer_now: str = "") -> list[Message]:
     """An assistant message with its calls written as steps, then a user message with
     their results, the request again and what to do next (a small model reads a plain
     result best, and forgets a request that is far above)."""
@@ -145,7 +153,7 @@ def _as_steps(message: Message, request: str, *, answer_now: bool = False) -> li
         for call, p in zip(calls, tools, strict=True)
     ]
     # the real 0.5B model called the same tool again until told plainly to answer now
-    next_step = _test_answer() if answer_now else _next_step()
+    next_step = _answer_now(answer_now) if answer_now else _next_step()
     next_step = next_step.replace("{calls}", " and ".join(calls))
     text = "\n\n".join([*results, next_step.replace("{request}", request or "(see above)")])
     user = Message(f"{message.id}_results", message.session_id, "user", [TextPart(text)])
@@ -169,11 +177,13 @@ def _next_step() -> str:
 
 
 @cache
-def _test_answer() -> str:
-    """What follows a test run when the step must answer (the only case there is): the
-    0.5B, told "the request is: ...", answered with those words; asked for "a sentence",
-    it wrote "5" or "The test failures are as follows:"."""
-    return (Path(__file__).with_name("stepmode-tests.txt")).read_text(encoding="utf-8").strip()
+def _answer_now(kind: str) -> str:
+    """What follows the last calls when the step must answer: after a test run ("tests";
+    the 0.5B, told "the request is: ...", answered with those words, and asked for "a
+    sentence" wrote "5" or "The test failures are as follows:"), or after the change that
+    did what the request gives word for word ("done")."""
+    name = f"stepmode-{kind}.txt"
+    return (Path(__file__).with_name(name)).read_text(encoding="utf-8").strip()
 
 
 def _written_args(part: ToolPart) -> Json:
@@ -186,15 +196,17 @@ def _written_args(part: ToolPart) -> Json:
 
 
 def step_request(
-    request: ModelRequest, *, engine: str | None, answer: bool = True, call: bool = True
+    request: ModelRequest, *, engine: str | None, answer: bool = True, answer_now: str = "",
+    paths: Mapping[str, list[str]] | None = None,
 ) -> ModelRequest:
     """`request` in step form, its schema where `engine` takes one (see the module doc);
-    with `answer` False the step must be a call (the model answered too soon), with `call`
-    False it must be the answer (the tools are still described: the prompt stays the same
-    for the server's cache)."""
+    with `answer` False the step must be a call (the model answered too soon); with
+    `answer_now` ("tests", "done") it must be the answer, asked for as that file says (the
+    tools are still described: the prompt stays the same for the server's cache); `paths`
+    as `step_schema` takes them."""
     if not request.tools:
         return request
-    schema = step_schema(request.tools, answer=answer, call=call)
+    schema = step_schema(request.tools, answer=answer, call=not answer_now, paths=paths)
     asked = _latest_request(request.messages)
     tools = _instructions().replace("{tools}", _tool_lines(request.tools))
     option: Json = (
@@ -206,8 +218,8 @@ def step_request(
         request,
         system=f"{request.system}\n\n{tools}" if request.system else tools,
         messages=[step for i, m in enumerate(request.messages)
-                  for step in _as_steps(m, asked, answer_now=not call
-                                        and i == len(request.messages) - 1)],
+                  for step in _as_steps(m, asked, answer_now=answer_now
+                                        if i == len(request.messages) - 1 else "")],
         tools=[],
         options={**request.options, **option},
     )
