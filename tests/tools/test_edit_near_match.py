@@ -133,3 +133,50 @@ def test_text_that_is_nowhere_and_names_no_new_piece_is_an_error(
         call(Edit(), ctx, path="package.json", old_string="package.json",
              new_string="package.json\nversion = 1.5.0")
     assert (project / "package.json").read_text() == '{"version": "1.4.2"}\n'
+
+
+PACKAGE = '{\n  "name": "lantern",\n  "version": "1.4.2",\n  "private": "1.4.2x"\n}\n'
+
+
+def test_a_small_model_s_line_without_its_quotes_changes_the_value_in_the_real_line(
+    project: Path, ctx: ToolContext, call: Call
+) -> None:
+    """The real 0.5B, asked to bump package.json's version: `version: 1.4.2`."""
+    (project / "package.json").write_text(PACKAGE)
+    small = dataclasses.replace(ctx, small_model=True)
+    call(Edit(), small, path="package.json", old_string="version: 1.4.2",
+         new_string="version: 1.5.0")
+    assert (project / "package.json").read_text() == PACKAGE.replace(
+        '"version": "1.4.2"', '"version": "1.5.0"')
+    (project / "c.yaml").write_text("server:\n  port: 8080\nother:\n  port: 8081\n")
+    call(Edit(), small, path="c.yaml", old_string="port:8080", new_string="port: 9090")
+    assert (project / "c.yaml").read_text() == "server:\n  port: 9090\nother:\n  port: 8081\n"
+
+
+def test_without_quotes_only_a_small_model_s_edit_and_only_one_line_is_taken(
+    project: Path, ctx: ToolContext, call: Call
+) -> None:
+    (project / "package.json").write_text(PACKAGE)
+    with pytest.raises(ToolError, match="old_string was not found"):
+        call(Edit(), ctx, path="package.json", old_string="version: 1.4.2",
+             new_string="version: 1.5.0")
+    (project / "twice.ini").write_text("[a]\nretries = 3\n[b]\nretries = 3\n")
+    small = dataclasses.replace(ctx, small_model=True)
+    with pytest.raises(ToolError):
+        call(Edit(), small, path="twice.ini", old_string="retries=3", new_string="retries=5")
+    assert (project / "twice.ini").read_text() == "[a]\nretries = 3\n[b]\nretries = 3\n"
+
+
+def test_a_small_model_s_addition_already_in_the_file_is_refused(
+    project: Path, ctx: ToolContext, call: Call
+) -> None:
+    """The real 1.5B, its typo fixed, appended the fixed line again, with read's number."""
+    text = "# Courier\n\nEach depot will receive a manifest.\nmax = 10\n"
+    (project / "README.md").write_text(text)
+    small = dataclasses.replace(ctx, small_model=True)
+    with pytest.raises(ToolError, match=r"already has that text \(line 3\)"):
+        call(Edit(), small, path="README.md", old_string="",
+             new_string="     3    Each depot will receive a manifest.")
+    assert (project / "README.md").read_text() == text
+    call(Edit(), small, path="README.md", old_string="", new_string="x = 1")  # not a line
+    assert (project / "README.md").read_text() == text + "x = 1\n"

@@ -48,10 +48,11 @@ def state_nudge(left: str, request: str) -> str:
                                                                     request.strip())
 
 
-def test_nudge(output: str, request: str) -> str:
-    """Said when the test a request names still fails after a small model's change."""
-    return _text("small_test.txt").replace("{output}", output.strip()).replace(
-        "{request}", request.strip())
+def test_nudge(output: str, request: str, *, new: bool = False) -> str:
+    """Said when the test a request names still fails after a small model's change, or
+    (`new`) when the test it was asked to write fails against the code."""
+    return _text("small_new_test.txt" if new else "small_test.txt").replace(
+        "{output}", output.strip()).replace("{request}", request.strip())
 
 
 def act_nudge(request: str, *, run: bool = False) -> str:

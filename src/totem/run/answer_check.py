@@ -172,7 +172,8 @@ class AnswerCheck:
         # the next step must be the answer, which is in hand: "tests" (what the request
         # asked to run has run) or "done" (a change did what the request gives word for word)
         self.must_answer: Literal["", "tests", "done"] = ""
-        # the paths the next step's edit and write may take, when the request names them
+        # where a step that must be a change may make it, when the request says
+        # (run/request_state.py change_targets): {"edit": [...], "write": [...]}
         self.targets: dict[str, list[str]] | None = None
         self.looked_ahead: set[str] = set()  # call ids of totem's reading ahead (a test run)
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 import asyncio
 import json
 from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from totem.abort import Aborted, AbortSignal
 from totem.events import Event, FinishReason, ToolEnd, ToolStart
@@ -79,7 +79,12 @@ class ToolRunner:
         self.hands_off: HandsOff | None = None  # what the request says not to change
         self.request = ""  # the person's request of the run, for a small model's edits
 
-    async def execute(self, message: Message, calls: list[ToolPart]) -> None:
+    async def execute(
+        self, message: Message, calls: list[ToolPart], *, guarded: bool = True
+    ) -> None:
+        """Run `calls` in order (read-only neighbours together). `guarded`: the model's own
+        calls, which the refusal and repeat guards watch; totem's own calls for the model
+        (reading ahead, the small-model aid) are not the model repeating itself."""
         index = 0
         while index < len(calls):
             group = [calls[index]]
@@ -95,7 +100,10 @@ class ToolRunner:
                 await self._call_together(message, group)
             try:
                 for part in group:
-                    self._check_guards(message, part)
+                    if guarded:
+                        self._check_guards(message, part)
+                    else:  # counted, so that the model's own repeat of it is seen
+                        self._seen(part)
             except Stop:
                 for skipped in calls[index:]:
                     self.finish(message, skipped, "Not run: the run stopped.", error=True)
@@ -175,9 +183,30 @@ class ToolRunner:
                 from totem.tools.read_first import changed_paths
 
                 refused = self.hands_off.refusal(changed_paths(tool.name, part.input))
+            if refused is None:
+                refused = self._made_already(tool.name, part.input)
         if refused is not None:
             raise ToolError(refused)
         return args
+
+    def _made_already(self, name: str, args: dict[str, Any]) -> str | None:
+        """A small model's edit the run already made, word for word: refused. The 0.5B set
+        the database timeout in app.ini, then sent the same edit again, which changed the
+        cache timeout too (the one left that matched)."""
+        if name != "edit":
+            return None
+        keys = ("path", "old_string", "new_string")
+        wanted = [args.get(k) for k in keys]
+        for message in self.history:
+            for part in message.parts:
+                if (isinstance(part, ToolPart) and part.name == "edit"
+                        and part.state == "completed" and part.input
+                        and [part.input.get(k) for k in keys] == wanted):
+                    return (f"Refused: this same edit of {args.get('path')} was already made "
+                            "in this run, and the file has the new text now. If the request is "
+                            "done, answer in plain words with what you changed; if not, make "
+                            "the next change.")
+        return None
 
     def spec_of(self, tool: Tool) -> ToolSpec:
         """The definition of `tool` the model was shown."""
@@ -246,6 +275,13 @@ class ToolRunner:
         diff = (part.meta or {}).get("diff", "") if not error else ""
         self.emit(ToolEnd(part.call_id, part.name, shown, error, part.title, diff))
 
+    def _seen(self, part: ToolPart) -> int:
+        """How many times the run has made this call with this result, this one counted."""
+        signature = json.dumps([part.name, part.input, part.output], sort_keys=True)
+        count = self.seen_calls.get(signature, 0) + 1
+        self.seen_calls[signature] = count
+        return count
+
     def _check_guards(self, message: Message, part: ToolPart) -> None:
         """Three refusals in a row end the run; so does the same call with the same result
         made a third time in one run (in a row or not: small models also alternate), and,
@@ -261,9 +297,7 @@ class ToolRunner:
         self.last_failure = failure
         if failure and self.failures >= SAME_FAILURE_LIMIT and self.agent.profile.small:
             raise Stop("repeat")
-        signature = json.dumps([part.name, part.input, part.output], sort_keys=True)
-        count = self.seen_calls.get(signature, 0) + 1
-        self.seen_calls[signature] = count
+        count = self._seen(part)
         if count >= REPEAT_LIMIT:
             raise Stop("repeat")
         if count == REPEAT_LIMIT - 1:

@@ -220,7 +220,7 @@ class Run:
             parts.append(part)
         message.finish = "tool_calls"
         self.agent.store.finish_message(message)
-        await self.runner.execute(message, parts)
+        await self.runner.execute(message, parts, guarded=False)
         return parts
 
     async def _loop(self) -> tuple[FinishReason, str]:
@@ -447,11 +447,12 @@ class Run:
         """The provider's stream of `request`, in step form when tool calls are constrained."""
         sampling = self.agent.sampling
         # the answer is in hand (what the request asked to run has run): the step says it
-        answer_now = self.answers.must_answer
-        paths, self.answers.must_answer, self.answers.targets = self.answers.targets, "", None
+        answer_now, self.answers.must_answer = self.answers.must_answer, ""
         if sampling.constrained and request.tools:
             answer = not self.answers.must_act
             self.answers.must_act = False
+            # a step that must be a change goes where the request says, when it says
+            paths = None if answer else self.answers.targets
             if changes_nothing(self.request_text()):  # small models edited to answer one
                 kept = [t for t in request.tools if t.name not in CHANGING_TOOLS]
                 request = dataclasses.replace(request, tools=kept or request.tools)

@@ -98,10 +98,13 @@ def change_targets(request: str, root: Path) -> dict[str, list[str]] | None:
 
     if asked_action(request) != "change" or commands_left(request, root):
         return None
+    test = test_named(request, root)
+    if test and re.search(r"\b(?:fail\w*|pass\w*|broken)\b", request, re.I):
+        # the fix is in the code the test imports (the 1.5B edited the test six times)
+        code = _imported_files(root, test)
+        return {"edit": code, "write": []} if code else None
     if asks_about_spelling(request):  # made certain at the end (run/small_aid.py); held to
         return None                   # the file, the 0.5B renamed its heading instead
-    if test_named(request, root) and re.search(r"\b(?:fail\w*|pass\w*)\b", request, re.I):
-        return None
     off = hands_off(request)
     edit = []
     for path in named_files(root, request):
@@ -167,6 +170,33 @@ def asked_lines(request: str, root: Path) -> list[tuple[str, str, str]]:
                                            else "." in path and not place.is_dir()):
             return [(kind, path, line)]
     return []
+
+
+def _imported_files(root: Path, test: str) -> list[str]:
+    """The project's own Python files that the test file imports, as paths from `root`
+    (`from slug import slugify` -> slug.py; `import pkg.mod` -> pkg/mod.py), looked for
+    beside the test, at the root and under src/."""
+    import ast
+
+    try:
+        tree = ast.parse((root / test).read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, SyntaxError, ValueError):
+        return []
+    modules: list[str] = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom) and node.module and not node.level:
+            modules.append(node.module)
+        elif isinstance(node, ast.Import):
+            modules.extend(alias.name for alias in node.names)
+    base = Path(test).parent
+    found: list[str] = []
+    for module in modules:
+        stem = module.replace(".", "/")
+        for folder in dict.fromkeys([base, Path("."), Path("src")]):
+            for candidate in (folder / f"{stem}.py", folder / stem / "__init__.py"):
+                if (root / candidate).is_file() and candidate.as_posix() not in found:
+                    found.append(candidate.as_posix())
+    return found
 
 
 def file_ops_left(request: str, root: Path) -> str | None:

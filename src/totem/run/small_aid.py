@@ -14,6 +14,7 @@ models: nothing here touches a hosted model's run.
 
 from __future__ import annotations
 
+import re  # compiled on first use (re caches them), not at start-up
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Protocol
 
@@ -144,8 +145,10 @@ class SmallModelAid:
 
     async def test_still_fails(self) -> bool:
         """After a change, the test file the request names is run (a call of totem's own);
-        when it fails, the model is told its output and asked to fix the code (up to
-        MAX_TEST_RUNS times per run). True after such a nudge."""
+        when it fails, the model is told its output and asked to fix the code, or, for a
+        test it was asked to write, the test (the 1.5B copied Stack into its test and
+        asserted that popping an empty stack gives 0). Up to MAX_TEST_RUNS times per run;
+        True after such a nudge."""
         run = self.run
         if (run.nested or self.test_runs >= MAX_TEST_RUNS or "bash" not in run.tools
                 or not self._changed()):
@@ -157,19 +160,20 @@ class SmallModelAid:
 
         request = run.request_text()
         test = test_named(request, run.agent.root)
+        if test is None:
+            return False
         hands_off = run.runner.hands_off
-        if test is None or (hands_off is not None and hands_off.only_tests) or \
-                run.runner.read_first.made_here(test):
-            return False  # a test being written is checked against the code, not the reverse
+        writing = run.runner.read_first.made_here(test) or (
+            hands_off is not None and hands_off.only_tests)
         self.test_runs += 1
         [part] = await run.make_calls([AheadCall("bash",
                                                  {"command": file_test_command(test)})])
         output = part.output or ""
         if part.state == "completed" or "No module named pytest" in output:
             return False
-        run.emit(Notice(f"{test} still fails after the change; asking the model to fix the "
-                        "code."))
-        run.synthetic_user(test_nudge(output[-TEST_OUTPUT_CHARS:], request))
+        fix = "the test" if writing else "the code"
+        run.emit(Notice(f"{test} fails after the change; asking the model to fix {fix}."))
+        run.synthetic_user(test_nudge(output[-TEST_OUTPUT_CHARS:], request, new=writing))
         run.answers.must_act = True
         return True
 
@@ -197,6 +201,10 @@ class SmallModelAid:
         if lines:
             said.append("writing the line it gives where it says")
             calls.extend(lines)
+        imports = self._imports_left(request) if "edit" in run.tools else []
+        if imports:
+            said.append("importing the standard module its error names")
+            calls.extend(imports)
         if not calls:
             return False
         run.emit(Notice("The model did not make the change the request names; "
@@ -206,8 +214,10 @@ class SmallModelAid:
 
     def after_calls(self, parts: Sequence[ToolPart]) -> None:
         """After a change that did what the request gives word for word (the line is where
-        it says), the next step must say so: the 0.5B, having written NOTES.md right, went
-        on to edit it twenty times ("the 14th", "the 15th" ...)."""
+        it says), or left no misspelling in the file a spelling request names, the next
+        step must say so: the 0.5B, having written NOTES.md right, went on to edit it twenty
+        times ("the 14th", "the 15th" ...); the 1.5B, its typo fixed, appended the line
+        again."""
         from totem.run.request_state import asked_lines
 
         run = self.run
@@ -215,8 +225,26 @@ class SmallModelAid:
         if run.nested or not any(p.state == "completed" and p.name in ("edit", "write")
                                  for p in parts):
             return
-        if asked_lines(request, run.agent.root) and not self._lines_left(request):
+        if asked_lines(request, run.agent.root) and not self._lines_left(request) or \
+                self._spelling_done(request):
             run.answers.must_answer = "done"
+
+    def _spelling_done(self, request: str) -> bool:
+        """A spelling request whose named files codespell finds nothing wrong with now."""
+        from totem.run.read_ahead import named_files
+        from totem.tools.spelling import asks_about_spelling, misspellings
+
+        if not asks_about_spelling(request):
+            return False
+        named = named_files(self.run.agent.root, request)
+        for path in named:
+            try:
+                text = (self.run.agent.root / path).read_text(encoding="utf-8")
+            except (OSError, UnicodeDecodeError):
+                return False
+            if misspellings(text):
+                return False
+        return bool(named)
 
     def _lines_left(self, request: str) -> list[AheadCall]:
         """The line a request gives word for word ("add *.log as a new last line of
@@ -243,6 +271,33 @@ class SmallModelAid:
                     text is None or text.strip() != line
                     and run.runner.read_first.made_here(path)):
                 calls.append(AheadCall("write", {"path": path, "content": line + "\n"}))
+        return calls
+
+    def _imports_left(self, request: str) -> list[AheadCall]:
+        """For a request that quotes a NameError of a standard module ("NameError: name
+        'json' is not defined"): its import, in the Python files the request names that
+        still use the module without it (the 0.5B was given that exact call in an error,
+        three times, and sent its own again)."""
+        import sys
+
+        from totem.run.read_ahead import AheadCall, named_files
+        from totem.tools.python_check import python_problems
+
+        quoted = set(re.findall(r"name '(\w+)' is not defined", request))
+        modules = {name for name in quoted if name in sys.stdlib_module_names}
+        calls: list[AheadCall] = []
+        for path in named_files(self.run.agent.root, request) if modules else []:
+            if not path.endswith(".py"):
+                continue
+            try:
+                source = (self.run.agent.root / path).read_text(encoding="utf-8")
+            except (OSError, UnicodeDecodeError):
+                continue
+            for problem in python_problems(source, filename=path):
+                name = re.search(r"name '(\w+)' is not defined", problem)
+                if name and name.group(1) in modules and f"{name.group(1)}." in source:
+                    calls.append(AheadCall("edit", {"path": path, "old_string": "",
+                                                    "new_string": f"import {name.group(1)}"}))
         return calls
 
     def _spelling_left(self, request: str) -> list[AheadCall]:

@@ -83,7 +83,7 @@ class Edit:
         if count == 0:
             from totem.tools.edit_match import near_match, starts_block
 
-            near = near_match(content, old, new)
+            near = near_match(content, old, new, loose=ctx.small_model)
             if near is not None:
                 old, new = near
                 count = 1
@@ -164,8 +164,13 @@ async def _append(
     """The model adds a new piece (a function, a line) to the file: old_string is nowhere
     in the file and new_string begins with it, or (a small model) old_string is empty.
     The piece goes at the end of the file."""
-    from totem.tools.edit_match import appended
+    from totem.tools.edit_match import already_there, appended
 
+    addition, where = already_there(before, addition)
+    if where is not None:
+        raise ToolError(f"Refused: {ctx.relative(path)} already has that text (line {where}), "
+                        "so nothing was added. If the request is done, answer with what you "
+                        "changed.")
     result = await save(path, before, appended(before, addition), 1, ctx)
     note = f"[old_string {why}, so new_string was added at the end of the file.]\n"
     return ToolResult(note + result.output, title=result.title)

@@ -12,8 +12,8 @@ import os
 import re  # compiled on first use (re caches them), not at start-up
 from pathlib import Path
 
-__all__ = ["appended", "found_elsewhere", "near_match", "section_of", "starts_block",
-           "unique_contexts"]
+__all__ = ["already_there", "appended", "found_elsewhere", "near_match", "section_of",
+           "starts_block", "unique_contexts"]
 
 _NUMBERED = r"^\s*\d+\t"  # read's "     3\t" before each line
 
@@ -61,9 +61,13 @@ def _reindent(new: str, *, old_first: str, file_first: str) -> str:
     return "\n".join(out)
 
 
-def near_match(content: str, old: str, new: str) -> tuple[str, str] | None:
+def near_match(
+    content: str, old: str, new: str, *, loose: bool = False
+) -> tuple[str, str] | None:
     """(text really in `content`, its replacement) for an `old` not found as written, or
-    None when no near miss points at exactly one place."""
+    None when no near miss points at exactly one place. `loose` (a small model's edit):
+    one line written without its quotes or spacing (`version: 1.4.2` for the JSON line
+    `"version": "1.4.2",`) is found too, and the value it changes is changed there."""
     plain_old = _without_numbers(old)
     if plain_old is not None:
         plain_new = _without_numbers(new)
@@ -73,12 +77,53 @@ def near_match(content: str, old: str, new: str) -> tuple[str, str] | None:
         old = plain_old
     block = _block_by_stripped_lines(content, old)
     if block is None:
-        return None
+        return _line_as_written(content, old, new) if loose else None
     start, end = block
     found = content[start:end]
     first_old = old.strip("\n").split("\n")[0]
     new_text = _reindent(new.strip("\n"), old_first=first_old, file_first=found.split("\n")[0])
     return found, new_text
+
+
+_LOOSE_DROP = str.maketrans("", "", "\"'` \t")
+_TOKEN = r"[\w.+-]"
+
+
+def _loose(line: str) -> str:
+    return line.translate(_LOOSE_DROP).rstrip(",;")
+
+
+def _line_as_written(content: str, old: str, new: str) -> tuple[str, str] | None:
+    """For one-line `old` and `new`: the one line of `content` that reads as `old` once
+    quotes, spaces and a trailing comma are left out, and that line with the part `new`
+    changes (whole words: `1.4.2` -> `1.5.0`) changed in it."""
+    if "\n" in old.strip("\n") or "\n" in new.strip("\n") or not _loose(old):
+        return None
+    old, new = old.strip("\n"), new.strip("\n")
+    lines = [line for line in content.split("\n") if _loose(line) == _loose(old)]
+    if len(lines) != 1 or content.count(lines[0]) != 1:
+        return None
+    start = 0  # the changed part: after the common start, before the common end
+    while start < min(len(old), len(new)) and old[start] == new[start]:
+        start += 1
+    end = 0
+    while end < min(len(old), len(new)) - start and old[-1 - end] == new[-1 - end]:
+        end += 1
+    while start > 0 and re.match(_TOKEN, old[start - 1]):  # widened to whole words
+        start -= 1
+    while end > 0 and re.match(_TOKEN, old[len(old) - end]):
+        end -= 1
+    gone, put = old[start:len(old) - end], new[start:len(new) - end]
+    if gone == gone.strip():  # `port:8080` -> `port: 9090` changes the value, not spacing
+        put = put.strip()
+    if gone == put:
+        return None
+    found = [m.start() for m in re.finditer(rf"(?<!{_TOKEN}){re.escape(gone)}(?!{_TOKEN})",
+                                             lines[0])] if gone.strip() else []
+    if len(found) != 1:
+        return None
+    at = found[0]
+    return lines[0], lines[0][:at] + put + lines[0][at + len(gone):]
 
 
 _BLOCK_START = r"^(?:async\s+def|def|class|function|export|func|fn|pub|public|private|static)\b"
@@ -89,6 +134,22 @@ def starts_block(text: str) -> bool:
     that names a new piece by its first line; anything else not found is an error (the 0.5B
     named the file itself and would have had junk added)."""
     return bool(text.strip()) and re.match(_BLOCK_START, text.lstrip()) is not None
+
+
+def already_there(content: str, addition: str) -> tuple[str, int | None]:
+    """An addition to the end of `content` without read's line numbers (`     7    text`,
+    `     7\ttext`, copied from what read showed), and the line where `content` already has
+    all of it (the 1.5B, its fix made, appended the fixed line again), or None."""
+    lines = addition.split("\n")
+    numbered = r"^\s*\d+(?:\t| {2,})"
+    filled = [line for line in lines if line.strip()]
+    if filled and all(re.match(numbered, line) for line in filled):
+        addition = "\n".join(re.sub(numbered, "", line, count=1) for line in lines)
+    block = addition.strip("\n")
+    at = f"\n{content}\n".find(f"\n{block}\n")  # whole lines only
+    if not block.strip() or at < 0:
+        return addition, None
+    return addition, content[:at].count("\n") + 1
 
 
 def appended(content: str, addition: str) -> str:

@@ -64,7 +64,7 @@ def _near(content: str, old: str, new: str) -> bool:
     """Whether the usual edit finds its place anyway (a near match, or a new block)."""
     from totem.tools.edit_match import near_match, starts_block
 
-    return near_match(content, old, new) is not None or (
+    return near_match(content, old, new, loose=True) is not None or (
         new.startswith(old) and starts_block(old))
 
 

@@ -135,7 +135,9 @@ def _tool_lines(specs: list[ToolSpec]) -> str:
     )
 
 
-def _as_steps(message: Message, request: str, *, answer_now: str = "") -> list[Message]:
+def _as_steps(
+    message: Message, request: str, *, answer_now: str = "", question: bool = False
+) -> list[Message]:
     """An assistant message with its calls written as steps, then a user message with
     their results, the request again and what to do next (a small model reads a plain
     result best, and forgets a request that is far above)."""
@@ -153,7 +155,7 @@ def _as_steps(message: Message, request: str, *, answer_now: str = "") -> list[M
         for call, p in zip(calls, tools, strict=True)
     ]
     # the real 0.5B model called the same tool again until told plainly to answer now
-    next_step = _answer_now(answer_now) if answer_now else _next_step()
+    next_step = _next_text(answer_now or ("question" if question else "next"))
     next_step = next_step.replace("{calls}", " and ".join(calls))
     text = "\n\n".join([*results, next_step.replace("{request}", request or "(see above)")])
     user = Message(f"{message.id}_results", message.session_id, "user", [TextPart(text)])
@@ -172,18 +174,14 @@ def _latest_request(messages: list[Message]) -> str:
 
 
 @cache
-def _next_step() -> str:
-    return (Path(__file__).with_name("stepmode-next.txt")).read_text(encoding="utf-8").strip()
-
-
-@cache
-def _answer_now(kind: str) -> str:
-    """What follows the last calls when the step must answer: after a test run ("tests";
-    the 0.5B, told "the request is: ...", answered with those words, and asked for "a
-    sentence" wrote "5" or "The test failures are as follows:"), or after the change that
-    did what the request gives word for word ("done")."""
-    name = f"stepmode-{kind}.txt"
-    return (Path(__file__).with_name(name)).read_text(encoding="utf-8").strip()
+def _next_text(kind: str) -> str:
+    """What follows the results of a step's calls (stepmode-KIND.txt): what to do next
+    ("next"); for a question, how to answer it ("question": told how to make a change too,
+    the 0.5B answered with those words); and, when the step must be the answer, how to say
+    a test run's result ("tests": told "the request is: ...", the 0.5B answered with those
+    words, and asked for "a sentence" wrote "5") or a change that did what the request
+    gives word for word ("done")."""
+    return (Path(__file__).with_name(f"stepmode-{kind}.txt")).read_text(encoding="utf-8").strip()
 
 
 def _written_args(part: ToolPart) -> Json:
@@ -207,6 +205,8 @@ def step_request(
     if not request.tools:
         return request
     schema = step_schema(request.tools, answer=answer, call=not answer_now, paths=paths)
+    # offered no tool that changes a file, the request asks a question (see run/loop.py)
+    question = not any(t.name in ("edit", "write", "patch") for t in request.tools)
     asked = _latest_request(request.messages)
     tools = _instructions().replace("{tools}", _tool_lines(request.tools))
     option: Json = (
@@ -218,7 +218,7 @@ def step_request(
         request,
         system=f"{request.system}\n\n{tools}" if request.system else tools,
         messages=[step for i, m in enumerate(request.messages)
-                  for step in _as_steps(m, asked, answer_now=answer_now
+                  for step in _as_steps(m, asked, question=question, answer_now=answer_now
                                         if i == len(request.messages) - 1 else "")],
         tools=[],
         options={**request.options, **option},
