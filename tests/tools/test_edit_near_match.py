@@ -180,3 +180,15 @@ def test_a_small_model_s_addition_already_in_the_file_is_refused(
     assert (project / "README.md").read_text() == text
     call(Edit(), small, path="README.md", old_string="", new_string="x = 1")  # not a line
     assert (project / "README.md").read_text() == text + "x = 1\n"
+
+
+def test_a_small_model_s_line_found_whole_once_is_taken_though_it_is_in_another(
+    project: Path, ctx: ToolContext, call: Call
+) -> None:
+    text = "# Notes\n\nJam is sweet.\n    Jam is sweet.\n"
+    (project / "notes.md").write_text(text)
+    with pytest.raises(ToolError, match="appears 2 times"):
+        call(Edit(), ctx, path="notes.md", old_string="Jam is sweet.", new_string="Tea.")
+    small = dataclasses.replace(ctx, small_model=True)
+    call(Edit(), small, path="notes.md", old_string="Jam is sweet.", new_string="Tea.")
+    assert (project / "notes.md").read_text() == "# Notes\n\nTea.\n    Jam is sweet.\n"

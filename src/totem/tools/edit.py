@@ -92,6 +92,13 @@ class Edit:
                                      why=f"was not in {relative}; new_string begins with it")
         if count == 0:
             raise ToolError(_not_found(path, old, relative, ctx))
+        if count > 1 and not args.replace_all and ctx.small_model:
+            from totem.tools.edit_match import whole_line
+
+            line = whole_line(content, old)
+            if line is not None:  # a small model's old_string is a line, chosen whole
+                start, end = line
+                return await save(path, content, content[:start] + new + content[end:], 1, ctx)
         if count > 1 and not args.replace_all:
             raise ToolError(_many(content, old, count, relative))
         updated = content.replace(old, new) if args.replace_all else content.replace(old, new, 1)

@@ -13,7 +13,7 @@ import re  # compiled on first use (re caches them), not at start-up
 from pathlib import Path
 
 __all__ = ["already_there", "appended", "found_elsewhere", "near_match", "section_of",
-           "starts_block", "unique_contexts"]
+           "starts_block", "unique_contexts", "whole_line"]
 
 _NUMBERED = r"^\s*\d+\t"  # read's "     3\t" before each line
 
@@ -134,6 +134,16 @@ def starts_block(text: str) -> bool:
     that names a new piece by its first line; anything else not found is an error (the 0.5B
     named the file itself and would have had junk added)."""
     return bool(text.strip()) and re.match(_BLOCK_START, text.lstrip()) is not None
+
+
+def whole_line(content: str, old: str) -> tuple[int, int] | None:
+    """Where `old` (found several times in `content`) is a whole line, when it is that
+    only once: `Jam is sweet.` is in `    Jam is sweet.` too, but is one line by itself."""
+    if not old or "\n" in old:
+        return None
+    # preceded by the start or a line break, followed by one or the end
+    found = [m.start() for m in re.finditer(rf"(?<![^\n]){re.escape(old)}(?![^\n])", content)]
+    return (found[0], found[0] + len(old)) if len(found) == 1 else None
 
 
 def already_there(content: str, addition: str) -> tuple[str, int | None]:
