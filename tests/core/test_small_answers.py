@@ -804,3 +804,23 @@ def test_a_standard_module_the_request_s_name_error_quotes_is_imported_by_totem(
     assert ran.returncode == 0 and ran.stdout == "1\n", ran.stderr
     assert any(isinstance(e, Notice) and "importing the standard module" in e.text
                for e in events)
+
+
+def test_asked_to_list_the_files_an_answer_without_them_is_asked_again(
+    tmp_path: Path,
+) -> None:
+    """The real 1.5B, asked the README's first question, described the project only."""
+    with_config(tmp_path)
+    root = tmp_path / "project"
+    (root / "app.py").write_text("print('hi')\n")
+    (root / "docs").mkdir()
+    (root / "docs" / "guide.md").write_text("# Guide\n")
+    provider = ScriptedProvider([call(("read", {"path": "."})),
+                                 reply("It is a small Python app that greets."),
+                                 reply("The files: app.py, config.ini, docs/. It greets.")])
+    agent = make_agent(tmp_path, provider, tools=TOOLS, model=SMALL)
+    _, events = run_once(agent, "list the files here and tell me what this project does")
+    assert finished(events).reason == "finished"
+    nudge = user_texts(provider.requests[2])[-1]
+    assert nudge.startswith("Your answer does not list the files.")
+    assert "app.py" in nudge and "docs/" in nudge

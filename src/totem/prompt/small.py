@@ -12,7 +12,8 @@ from pathlib import Path
 
 from totem.prompt.builder import environment, project_instructions
 
-__all__ = ["absent_nudge", "act_nudge", "copied_nudge", "look_nudge", "missing_path_nudge",
+__all__ = ["absent_nudge", "act_nudge", "copied_nudge", "list_nudge", "look_nudge",
+           "missing_path_nudge",
            "small_system_prompt", "state_nudge"]
 
 _HERE = Path(__file__).parent
@@ -40,6 +41,12 @@ def absent_nudge(names: Sequence[str], request: str) -> str:
     have as if it had them."""
     text = _text("small_absent.txt").replace("{names}", ", ".join(names))
     return text.replace("{request}", request.strip())
+
+
+def list_nudge(files: Sequence[str], request: str) -> str:
+    """Said once when a small model asked to list the files answers without them."""
+    return _text("small_list.txt").replace("{files}", ", ".join(files)).replace(
+        "{request}", request.strip())
 
 
 def state_nudge(left: str, request: str) -> str:

@@ -167,6 +167,7 @@ class AnswerCheck:
         self.copy_nudged = False
         self.act_nudges = 0
         self.absent_nudged = False
+        self.list_nudged = False
         self.state_nudged: set[str] = set()  # the kinds of unfinished work already said
         self.must_act = False  # the next step must be a call, where the server can hold it
         # the next step must be the answer, which is in hand: "tests" (what the request
@@ -223,6 +224,10 @@ class AnswerCheck:
         if nudge is not None:
             return ("The answer was not checked against the project; asking the model to "
                     "look with tools first.", nudge)
+        listing = self.list_nudge(answer, request)
+        if listing is not None:
+            return ("The answer does not list the files it was asked for; asking the model "
+                    "again.", listing)
         absent = self.absent_nudge(answer, request)
         if absent is not None:
             return ("The answer is about something the project does not mention; asking the "
@@ -243,6 +248,28 @@ class AnswerCheck:
                 return ("The request is not done yet; asking the model to finish it.",
                         state_nudge(left, request))
         return None
+
+    def list_nudge(self, answer: str, request: str) -> str | None:
+        """Once per run: asked to list the files ("list the files here and tell me what
+        this project does"), an answer that names fewer than half of the project's top
+        entries gets them, and is asked again (the 1.5B described the project only)."""
+        from totem.prompt.small import list_nudge
+
+        if self.list_nudged or not re.search(
+                r"\b(?:list|show)\b[^.?!]*\b(?:files|folders|contents)\b|"
+                r"\b(?:what|which) files\b", request, re.I):
+            return None
+        try:
+            names = sorted(entry.name + ("/" if entry.is_dir() else "")
+                           for entry in os.scandir(self.root)
+                           if entry.name not in _SKIP_DIRS)[:_SHOWN_FILES]
+        except OSError:
+            return None
+        named = [n for n in names if n.rstrip("/") in answer]
+        if not names or len(named) * 2 >= len(names):
+            return None
+        self.list_nudged = True
+        return list_nudge(names, request)
 
     def absent_nudge(self, answer: str, request: str) -> str | None:
         """Once per run: for a question about names the project nowhere mentions (Redis,
