@@ -22,7 +22,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from totem.run.answer_check import asked_action, changes_nothing
+from totem.run.request_kind import asked_action, changes_nothing
 
 __all__ = ["AheadCall", "absent_names", "budget_for", "calls_ahead", "named_files", "named_terms",
            "request_terms"]
@@ -278,8 +278,12 @@ def _test_runs(root: Path, request: str) -> list[AheadCall]:
     "the test in test_slug.py fails; fix the code"): the test file it names, else every
     test of the project, run, so the model starts from their output (shown only the code,
     the 1.5B changed the wrong thing, and asked to count failures it guessed)."""
-    from totem.run.request_state import test_named
-    from totem.run.test_commands import asks_test_run, file_test_command, project_test_command
+    from totem.run.test_commands import (
+        asks_test_run,
+        file_test_command,
+        project_test_command,
+        test_named,
+    )
 
     if not asks_test_run(request):
         return []

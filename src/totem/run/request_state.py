@@ -19,7 +19,7 @@ from pathlib import Path
 from totem.messages import Message, ToolPart
 
 __all__ = ["asked_lines", "change_targets", "commands_left", "file_ops_left", "files_to_create",
-           "test_named", "unresolved_check"]
+           "unresolved_check"]
 
 _PATH = r"((?:[\w.-]+/)*[\w-][\w.-]*\.\w+)"
 _DELETE = rf"\b(?:delete|remove)\s+(?:the\s+)?(?:file\s+)?{_PATH}"
@@ -57,16 +57,6 @@ def commands_left(request: str, root: Path) -> list[tuple[str, str]]:
     return left
 
 
-_TEST_FILE = r"(?<![\w/.-])((?:[\w-]+/)*(?:test_\w+|\w+_test)\.py)\b"
-
-
-def test_named(request: str, root: Path) -> str | None:
-    """The one Python test file the request names that exists, as it names it."""
-    found = {m.group(1) for m in re.finditer(_TEST_FILE, request)
-             if (path := _inside(root, m.group(1))) is not None and path.is_file()}
-    return found.pop() if len(found) == 1 else None
-
-
 def files_to_create(request: str, root: Path) -> list[str]:
     """The files the request asks to create that do not exist yet, as it names them."""
     names = []
@@ -91,13 +81,15 @@ def change_targets(request: str, root: Path) -> dict[str, list[str]] | None:
     The first change step of a small model is held to these paths where the server can
     hold it: asked to add a line to .gitignore or to create NOTES.md, the 0.5B edited
     main.py and README.md, the first files it had been shown."""
-    from totem.run.answer_check import asked_action
     from totem.run.hands_off import hands_off
     from totem.run.read_ahead import named_files
+    from totem.run.request_kind import asked_action
     from totem.tools.spelling import asks_about_spelling
 
     if asked_action(request) != "change" or commands_left(request, root):
         return None
+    from totem.run.test_commands import test_named
+
     test = test_named(request, root)
     if test and re.search(r"\b(?:fail\w*|pass\w*|broken)\b", request, re.I):
         # the fix is in the code the test imports (the 1.5B edited the test six times)

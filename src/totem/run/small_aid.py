@@ -155,8 +155,7 @@ class SmallModelAid:
             return False
         from totem.prompt.small import test_nudge
         from totem.run.read_ahead import AheadCall
-        from totem.run.request_state import test_named
-        from totem.run.test_commands import file_test_command
+        from totem.run.test_commands import file_test_command, test_named
 
         request = run.request_text()
         test = test_named(request, run.agent.root)

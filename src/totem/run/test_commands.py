@@ -16,7 +16,7 @@ import shutil
 from collections.abc import Iterator
 from pathlib import Path
 
-__all__ = ["asks_test_run", "file_test_command", "project_test_command"]
+__all__ = ["asks_test_run", "file_test_command", "project_test_command", "test_named"]
 
 _SKIP_DIRS = frozenset({".git", "node_modules", ".venv", "venv", "__pycache__", ".tox"})
 MAX_FILES_SEEN = 2_000  # a bigger project is not searched for Python tests
@@ -28,6 +28,21 @@ def asks_test_run(request: str) -> bool:
     """Whether a request is about what the tests do when run ("run the tests", "how many
     tests fail", "make the failing test pass")."""
     return bool(re.search(_TESTS, request, re.I) and re.search(_RUN_OR_RESULT, request, re.I))
+
+
+_TEST_FILE = r"(?<![\w/.-])((?:[\w-]+/)*(?:test_\w+|\w+_test)\.py)\b"
+
+
+def test_named(request: str, root: Path) -> str | None:
+    """The one Python test file inside the project that the request names and that exists,
+    as it names it."""
+    base = root.resolve()
+    found = set()
+    for match in re.finditer(_TEST_FILE, request):
+        path = (root / match.group(1)).resolve()
+        if base in path.parents and path.is_file():
+            found.add(match.group(1))
+    return found.pop() if len(found) == 1 else None
 
 
 def _python() -> str:
