@@ -9,6 +9,7 @@ everything already shown. The history is append-only: parts change only while th
 from __future__ import annotations
 
 import json
+import os
 import time
 from dataclasses import asdict, dataclass, field, fields, is_dataclass
 from typing import Any, Literal, TypeAlias, assert_never
@@ -35,7 +36,9 @@ Role: TypeAlias = Literal["user", "assistant"]
 INTERRUPTED = "interrupted"  # the `finish` of an answer cut mid-way by the connection
 ToolState: TypeAlias = Literal["pending", "running", "completed", "error"]
 
-_counter = 0
+# begins anywhere: two processes that start in the same microsecond (eight totem runs
+# started at once on one store) must not make the same first id
+_counter = int.from_bytes(os.urandom(2), "big")
 
 
 def new_id(prefix: str) -> str:
