@@ -17,7 +17,9 @@ from totem.providers.catalog.profiles import ModelProfile
 from totem.providers.localserver.sampling import Sampling
 from totem.store.base import Store
 from totem.tools.base import AfterWrite, Tool, ToolSettings
+from totem.tools.files import DiskFiles, FileAccess
 from totem.tools.state import SessionState
+from totem.tools.terminal import Terminal
 
 __all__ = ["Agent", "CacheClock", "Preparer", "Refresher", "ToolChange"]
 
@@ -76,3 +78,6 @@ class Agent:
     # Read the files a request most likely concerns before the model's first step (small
     # local models, which do not look by themselves; see run/read_ahead.py).
     read_ahead: bool = False
+    # Where the file tools read and write, and bash runs (an editor's, over ACP).
+    files: FileAccess = field(default_factory=DiskFiles)
+    terminal: Terminal | None = None

@@ -241,6 +241,8 @@ class ToolRunner:
             small_model=self.agent.profile.small,
             request=self.request,
             change_refusal=self._change_refusal,
+            files=self.agent.files,
+            terminal=self.agent.terminal,
         )
 
     def _still_asked(self, tool: Tool) -> str:

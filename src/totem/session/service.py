@@ -32,12 +32,14 @@ from totem.settings.config import Config, ConfigError, ProviderConfig, load_conf
 from totem.store.base import SessionInfo, Store
 from totem.store.location import open_store
 from totem.tools.base import Tool, ToolContext
+from totem.tools.files import DiskFiles, FileAccess
 from totem.tools.state import SessionState
 
 if TYPE_CHECKING:
     from totem.agents.definitions import AgentDef
     from totem.providers.catalog.catalogue import ModelInfo
     from totem.run.subagents import SubagentRunner
+    from totem.tools.terminal import Terminal
 
 __all__ = ["SessionService", "default_store"]
 
@@ -103,6 +105,10 @@ class SessionService:
             self.toolset.mcp_config = None
         self._trust_notice(ignored_servers)
         self.knowledge = ProjectKnowledge(self.root, self.config.knowledge, store=self.store)
+        # Where the tools read, write and run commands: here, unless a client such as an
+        # editor over ACP gives its own buffers and terminal (totem.acp).
+        self.files: FileAccess = DiskFiles()
+        self.terminal: Terminal | None = None
         self._redact = Redactor.from_environment()
         for pconf in self.config.providers.values():
             if pconf.key is not None:
@@ -222,6 +228,8 @@ class SessionService:
             price=info.price,
             cache_ttl=_cache_ttl(self.config.providers.get(label.partition("/")[0])),
             after_write=[conventions_hook(lambda: self.config.knowledge), _python_check],
+            files=self.files,
+            terminal=self.terminal,
         )
         if self.toolset.mcp_config is not None:
             agent.preparers.append(functools.partial(self.toolset.mcp_tools, agent))

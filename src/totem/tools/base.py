@@ -24,10 +24,13 @@ from totem.messages import ImageBlock
 from totem.policy.permission import PermissionDenied, PermissionService
 from totem.policy.questions import QuestionService
 from totem.providers.base import ToolSpec
+from totem.tools.files import DiskFiles, FileAccess
 from totem.tools.state import SessionState
 
 if TYPE_CHECKING:  # pydantic loads with the first tool, not at start-up
     from pydantic import BaseModel
+
+    from totem.tools.terminal import Terminal
 
 __all__ = [
     "AfterWrite",
@@ -108,6 +111,10 @@ class ToolContext:
     # Why a change of another file (a path from the root) would be refused, or None: a
     # small model's edit moved to the file that holds its text is checked like a call.
     change_refusal: Callable[[str], str | None] | None = None
+    # Where read, write, edit and patch take and put a file's content (an editor's buffers
+    # over ACP; the disk by default), and where bash runs a line (None: here, see tools/bash).
+    files: FileAccess = field(default_factory=DiskFiles)
+    terminal: Terminal | None = None
 
     async def ask(
         self, permission: str, patterns: list[str], *, title: str,

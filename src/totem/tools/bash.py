@@ -87,9 +87,16 @@ class Bash:
         ctx.abort.check()
         limit = ctx.settings.bash_max_timeout
         timeout = min(args.timeout or ctx.settings.bash_timeout, limit)
-        output, code, outcome = await _execute(line, ctx, timeout)
+        if ctx.terminal is None:
+            output, code, outcome = await _execute(line, ctx, timeout)
+            printed = output.text()
+        else:  # the client's terminal (an editor over ACP)
+            ran = await ctx.terminal.run(
+                line, cwd=Path(os.path.realpath(ctx.root)), env=ENVIRONMENT, timeout=timeout,
+                output_limit=ctx.settings.output_limit, abort=ctx.abort, call_id=ctx.call_id)
+            printed, code, outcome = ran.output, ran.code, ran.outcome
         title = args.description or (line if len(line) <= 80 else line[:80] + "...")
-        text = output.text().rstrip("\n") or "(no output)"
+        text = printed.rstrip("\n") or "(no output)"
         if outcome == "aborted":
             raise Aborted(text + "\n[Aborted by user]")
         if outcome == "timeout":

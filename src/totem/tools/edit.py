@@ -55,7 +55,7 @@ class Edit:
                 missing = not_found(args.path, path, ctx)
                 raise ToolError(f"{missing} To create a new file, use write.")
             return await _create(path, args.new_string, ctx)
-        content = _text(path, relative)
+        content = _text(await ctx.files.read_bytes(path), relative)
         if ctx.small_model:
             from totem.tools.edit_small import small_reading
 
@@ -109,8 +109,7 @@ def _crlf(text: str) -> str:
     return text.replace("\r\n", "\n").replace("\n", "\r\n")
 
 
-def _text(path: Path, relative: str) -> str:
-    data = path.read_bytes()
+def _text(data: bytes, relative: str) -> str:
     if is_binary(data[:8192]):
         raise ToolError(f"{relative} is a binary file; edit changes text files only.")
     try:
@@ -126,7 +125,7 @@ async def _create(path: Path, content: str, ctx: ToolContext) -> ToolResult:
     ctx.snapshot(path)
     ctx.meta["diff"] = diff
     path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_bytes(content.encode("utf-8"))
+    await ctx.files.write_bytes(path, content.encode("utf-8"))
     done = f"Created {relative} ({lines_of(content)})."
     return ToolResult(done + after_write(ctx, path), title=relative)
 

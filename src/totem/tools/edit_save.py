@@ -29,7 +29,7 @@ async def save(path: Path, before: str, after: str, replaced: int, ctx: ToolCont
     await ctx.ask("edit", [relative], title=f"edit {relative}", diff=diff)
     ctx.snapshot(path)
     ctx.meta["diff"] = diff
-    path.write_bytes(after.encode("utf-8"))
+    await ctx.files.write_bytes(path, after.encode("utf-8"))
     delta = line_count(after) - line_count(before)
     change = f"{'+' if delta >= 0 else ''}{delta} lines"
     times = f"{replaced} occurrences" if replaced > 1 else "1 occurrence"

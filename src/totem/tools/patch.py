@@ -48,8 +48,18 @@ class Patch:
         resolved = {path: await ctx.resolve(path) for path in affected_paths(ops)}
         relatives = list(dict.fromkeys(ctx.relative(p) for p in resolved.values()))
 
+        contents: dict[str, str | None | ToolError] = {}
+        for path in resolved:  # read first (ctx.files may ask an editor); refused if asked for
+            try:
+                contents[path] = await _read(resolved[path], ctx)
+            except ToolError as exc:
+                contents[path] = exc
+
         def read_file(path: str) -> str | None:
-            return _read(resolved[path], ctx)
+            found = contents[path]
+            if isinstance(found, ToolError):
+                raise found
+            return found
 
         try:
             changes = plan_patch(args.patch, read_file)
@@ -62,7 +72,7 @@ class Patch:
         snapshotted: set[Path] = set()
         try:
             for change in changes:
-                done.append(_apply(change, resolved, snapshotted, ctx))
+                done.append(await _apply(change, resolved, snapshotted, ctx))
         except OSError as exc:
             applied = "; ".join(done) or "nothing"
             raise ToolError(f"The patch failed part way ({exc}). Applied: {applied}.") from None
@@ -76,12 +86,12 @@ def _change_diff(change: FileChange, resolved: dict[str, Path], ctx: ToolContext
     return file_diff(ctx.relative(resolved[change.path]), change.old, change.new, to=moved)
 
 
-def _read(path: Path, ctx: ToolContext) -> str | None:
+async def _read(path: Path, ctx: ToolContext) -> str | None:
     if not path.exists():
         return None
     if path.is_dir():
         raise ToolError(f"{ctx.relative(path)} is a folder; a patch changes files.")
-    data = path.read_bytes()
+    data = await ctx.files.read_bytes(path)
     if is_binary(data[:8192]):
         raise ToolError(f"{ctx.relative(path)} is a binary file; patch changes text files only.")
     try:
@@ -92,7 +102,7 @@ def _read(path: Path, ctx: ToolContext) -> str | None:
         ) from None
 
 
-def _apply(
+async def _apply(
     change: FileChange, resolved: dict[str, Path], snapshotted: set[Path], ctx: ToolContext
 ) -> str:
     """Make one planned change; return its line of the summary (`A`, `M`, `D`, `R`)."""
@@ -107,7 +117,7 @@ def _apply(
         return f"D {ctx.relative(source)}"
     destination = targets[-1]
     destination.parent.mkdir(parents=True, exist_ok=True)
-    destination.write_bytes(change.new.encode("utf-8"))
+    await ctx.files.write_bytes(destination, change.new.encode("utf-8"))
     if change.move_to is not None:
         source.unlink()
         return f"R {ctx.relative(source)} -> {ctx.relative(destination)}"

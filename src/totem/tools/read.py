@@ -7,7 +7,7 @@ import base64
 import difflib
 import os
 from pathlib import Path
-from typing import ClassVar
+from typing import BinaryIO, ClassVar
 from weakref import WeakKeyDictionary
 
 from pydantic import BaseModel, Field
@@ -90,7 +90,8 @@ class Read:
                     title=title,
                 )
             return _image(path, media_type, title)
-        output = await asyncio.to_thread(_numbered, path, args, ctx)
+        file = await ctx.files.open_read(path)
+        output = await asyncio.to_thread(_numbered, file, path, args, ctx)
         instructions = _instructions(path, ctx)
         if ctx.request:
             from totem.tools.spelling import spelling_note
@@ -136,7 +137,7 @@ def _image(path: Path, media_type: str, title: str) -> ToolResult:
     return ToolResult(said, title=title, images=[ImageBlock(media_type, data)])
 
 
-def _numbered(path: Path, args: ReadInput, ctx: ToolContext) -> str:
+def _numbered(opened: BinaryIO, path: Path, args: ReadInput, ctx: ToolContext) -> str:
     """The lines `offset`.. of the file, `cat -n` style, within the output limit."""
     start = args.offset or 1
     limit = args.limit or DEFAULT_LIMIT
@@ -145,7 +146,7 @@ def _numbered(path: Path, args: ReadInput, ctx: ToolContext) -> str:
     used = 0
     total = 0
     cut_at: int | None = None  # first line left out because of the output limit
-    with path.open("rb") as file:
+    with opened as file:
         if is_binary(file.read(8192)):
             raise ToolError(f"{ctx.relative(path)} is a binary file; read shows text files only.")
         file.seek(0)

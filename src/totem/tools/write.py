@@ -29,12 +29,12 @@ def lines_of(text: str) -> str:
     return f"{count} line{'' if count == 1 else 's'}"
 
 
-def _diff(path: Path, relative: str, content: str) -> str:
+async def _diff(path: Path, relative: str, content: str, ctx: ToolContext) -> str:
     """The change as a unified diff; a binary or unreadable file is named, not shown."""
     if not path.is_file():
         return file_diff(relative, None, content)
     try:
-        return file_diff(relative, path.read_bytes().decode("utf-8"), content)
+        return file_diff(relative, (await ctx.files.read_bytes(path)).decode("utf-8"), content)
     except (UnicodeDecodeError, OSError):
         return f"Binary file {relative} replaced by text ({lines_of(content)})\n"
 
@@ -53,12 +53,12 @@ class Write:
         if path.is_dir():
             raise ToolError(f"{relative} is a folder; give the path of a file.")
         existed = path.exists()
-        diff = joined([_diff(path, relative, args.content)])
+        diff = joined([await _diff(path, relative, args.content, ctx)])
         await ctx.ask("edit", [relative], title=f"write {relative}", diff=diff)
         ctx.snapshot(path)
         ctx.meta["diff"] = diff
         path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_bytes(args.content.encode("utf-8"))
+        await ctx.files.write_bytes(path, args.content.encode("utf-8"))
         verb = "Overwrote" if existed else "Created"
         done = f"{verb} {relative} ({lines_of(args.content)})."
         return ToolResult(done + after_write(ctx, path), title=relative)
