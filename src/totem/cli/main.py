@@ -67,6 +67,9 @@ def _parser() -> object:
     from totem.cli.batch import add_parser as add_batch_parser
 
     add_batch_parser(sub)
+    from totem.cli.acp import add_parser as add_acp_parser
+
+    add_acp_parser(sub)
     return parser
 
 
@@ -105,6 +108,10 @@ def main(argv: list[str] | None = None) -> int:
         from totem.cli.batch import batch_command
 
         return batch_command(args)
+    if args.command == "acp":
+        from totem.cli.acp import acp_command
+
+        return acp_command(args)
     if args.command == "agents":
         from totem.cli.agents import agents_command
 

@@ -161,10 +161,14 @@ class PermissionService:
             raise PermissionDenied(f"The user rejected {tool} ({title}).{feedback}", by_user=True)
         if reply.kind == "always":
             for pattern in patterns if always is None else always:
-                rule = Rule(permission, pattern, "allow")
-                self._remembered.append(rule)
-                if self.memory:
-                    self.memory.remember_rule(self.project, rule)
+                self.remember(Rule(permission, pattern, "allow"))
+
+    def remember(self, rule: Rule) -> None:
+        """Keep `rule` for this project, in the store too (an "always" reply; a client's
+        "reject always" stores a deny rule this way)."""
+        self._remembered.append(rule)
+        if self.memory:
+            self.memory.remember_rule(self.project, rule)
 
     def reply(self, request_id: str, reply: Reply) -> bool:
         future = self._pending.get(request_id)

@@ -342,6 +342,7 @@ class SessionService:
         max_steps: int | None = None,
         agent_name: str | None = None,
         images: list[Path] | None = None,
+        image_blocks: list[ImageBlock] | None = None,
     ) -> AsyncIterator[Event]:
         """A run of `text`; the model gets a project command's prompt for `/name`, the text
         with MCP resources attached for `@server:uri`, a server's prompt for
@@ -361,7 +362,8 @@ class SessionService:
             agent = self._as_agent(agent, definition)
         if max_steps is not None:
             agent.max_steps = max_steps
-        blocks = self._images(agent, [*(images or []), *self._mentioned_images(text)])
+        blocks = self._images(agent, [*(images or []), *self._mentioned_images(text)],
+                              given=image_blocks or [])
         if not session.title:
             session.title = text.strip().splitlines()[0][:80] if text.strip() else ""
             self.store.set_title(session.id, session.title)
@@ -399,13 +401,15 @@ class SessionService:
 
         return mentioned_images(text, self.root)
 
-    def _images(self, agent: Agent, paths: list[Path]) -> list[ImageBlock]:
-        """The attached images, read; ConfigError for a model that does not take them."""
-        if not paths:
+    def _images(self, agent: Agent, paths: list[Path], *,
+                given: list[ImageBlock]) -> list[ImageBlock]:
+        """The attached images (files, and those a client gave as data), read; ConfigError
+        for a model that does not take them."""
+        if not paths and not given:
             return []
         from totem.session.attachments import check_vision, load_image
 
-        blocks = [load_image(path) for path in paths]
+        blocks = [*given, *(load_image(path) for path in paths)]
         check_vision(agent.label, agent.profile.vision)
         return blocks
 
@@ -502,6 +506,10 @@ class SessionService:
         )
         self._current = agent
         return agent
+
+    def redact(self, text: str) -> str:
+        """`text` with the secrets totem knows hidden (text a client attaches to a request)."""
+        return self._redact(text)
 
     def reply(self, request_id: str, reply: Reply) -> bool:
         return self.permission.reply(request_id, reply)
