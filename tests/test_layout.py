@@ -111,3 +111,9 @@ def test_tools_import_no_knowledge_pack() -> None:
 def test_the_run_does_not_import_its_clients() -> None:
     for client in ("totem.cli", "totem.server", "totem.session"):
         assert _importers("totem.run", client) == [], client
+
+
+def test_the_editor_agent_is_a_client_of_the_session() -> None:
+    """`totem acp` reaches runs through the session service only, and knows no other client."""
+    for other in ("totem.run", "totem.cli", "totem.server"):
+        assert _importers("totem.acp", other) == [], other
