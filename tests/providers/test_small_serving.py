@@ -316,7 +316,8 @@ def test_step_request_on_the_wire_has_the_schema_and_no_native_tools() -> None:
     assert 'You have the result of read {"path": "README.md"} above.' in result["content"]
     # the request is said again next to the results: small models lose it
     assert "The request is: What is this project?" in result["content"]
-    assert result["content"].endswith('When it is done, answer with {"answer": "..."}.')
+    assert result["content"].endswith(
+        'written in the form the request asks for, if it asks for one.')
     held = to_wire(step_request(request, engine="llamacpp", answer=False))
     options = held["response_format"]["json_schema"]["schema"]["anyOf"]
     assert all("tool" in o["properties"] for o in options)  # a call, never an answer

@@ -26,6 +26,7 @@ from totem.providers.base import Provider, ToolSpec
 from totem.providers.localserver.served import ask_soon, served_model
 from totem.providers.registry import make_provider, resolve_model
 from totem.run.agent import Agent
+from totem.run.assist import AssistedRun, AssistFactory, RunAssist
 from totem.run.loop import run_events
 from totem.session.toolset import Toolset
 from totem.settings.config import Config, ConfigError, ProviderConfig, load_config
@@ -217,7 +218,7 @@ class SessionService:
             or (served.facts.context_window if served.facts else None)
             or info.context_window or profile.context_window,
             sampling=served.sampling,
-            read_ahead=served.read_ahead,
+            assist=_small_assist(look_ahead=served.read_ahead) if profile.small else None,
             state=self.state,
             price=info.price,
             cache_ttl=_cache_ttl(self.config.providers.get(label.partition("/")[0])),
@@ -234,8 +235,7 @@ class SessionService:
     ) -> tuple[list[Tool], list[ToolSpec], str]:
         """What a small model is given: a few tools with short texts, a short prompt."""
         if self._small is None:
-            from totem.prompt.small import small_system_prompt
-            from totem.tools.small import small_specs, small_tools
+            from totem.smallmodel.surface import small_specs, small_system_prompt, small_tools
 
             kept = small_tools(tools)
             by_name = {s.name: s for s in specs}
@@ -508,6 +508,17 @@ class SessionService:
         for provider in self._providers.values():
             await provider.aclose()
         self._providers.clear()
+
+
+def _small_assist(*, look_ahead: bool) -> AssistFactory:
+    """What a small model's run gets beyond the loop (smallmodel/), made once per run."""
+
+    def make(run: AssistedRun) -> RunAssist:
+        from totem.smallmodel.assist import SmallModelAssist
+
+        return SmallModelAssist(run, look_ahead=look_ahead)
+
+    return make
 
 
 def _python_check(ctx: ToolContext, path: Path) -> str:

@@ -35,7 +35,10 @@ from totem.providers.base import (
     ToolSpec,
 )
 
-__all__ = ["args_schema", "loop_cut", "step_args", "step_events", "step_request", "step_schema"]
+__all__ = [
+    "args_schema", "loop_cut", "schema_option", "step_args", "step_events", "step_request",
+    "step_schema",
+]
 
 Json = dict[str, Any]
 ABORTED_OUTPUT = "[Aborted by user]"  # a call that did not finish, as every adapter says it
@@ -209,11 +212,7 @@ def step_request(
     question = not any(t.name in ("edit", "write", "patch") for t in request.tools)
     asked = _latest_request(request.messages)
     tools = _instructions().replace("{tools}", _tool_lines(request.tools))
-    option: Json = (
-        {"format": schema} if engine == "ollama"
-        else {"response_format": {"type": "json_schema",
-                                  "json_schema": {"name": "step", "schema": schema}}}
-    )
+    option = schema_option(engine, schema)
     return dataclasses.replace(
         request,
         system=f"{request.system}\n\n{tools}" if request.system else tools,
@@ -223,6 +222,14 @@ def step_request(
         tools=[],
         options={**request.options, **option},
     )
+
+
+def schema_option(engine: str | None, schema: Json) -> Json:
+    """The request option that holds an answer to `schema` on the server's engine."""
+    if engine == "ollama":
+        return {"format": schema}
+    return {"response_format": {"type": "json_schema",
+                                "json_schema": {"name": "step", "schema": schema}}}
 
 
 def _step(text: str) -> Json | None:

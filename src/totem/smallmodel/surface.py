@@ -1,8 +1,7 @@
-"""The tools a small local model sees: few, with short descriptions and flat arguments.
+"""What a small local model is given: a few tools with short texts, and a short prompt.
 
-A model whose profile is small gets only what its tasks need (read, glob, grep, edit, write,
-bash). Each tool's description and argument descriptions come from `<name>.small.txt`
-beside the tools:
+A small model gets only what its tasks need (read, glob, grep, edit, write, bash). Each
+tool's description and argument descriptions come from `texts/tool-<name>.txt`:
 
     first line(s): the description
     name: text      one line per argument the model is shown (the others keep defaults)
@@ -13,28 +12,35 @@ objects, no optional extras a small model fills with copied schema text.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
+from functools import cache
 from pathlib import Path
 from typing import Any
 
+from totem.prompt.builder import environment, project_instructions
 from totem.providers.base import ToolSpec
 from totem.tools.base import Tool, kind_of
 
-__all__ = ["SMALL_TOOLS", "overwrite_refusal", "small_specs", "small_text", "small_tools"]
+__all__ = ["SMALL_TOOLS", "small_specs", "small_system_prompt", "small_tools", "text"]
 
 SMALL_TOOLS = ("read", "glob", "grep", "edit", "write", "bash")
-_HERE = Path(__file__).parent
+_TEXTS = Path(__file__).with_name("texts")
 
 
-def small_text(name: str) -> tuple[str, dict[str, str]]:
+@cache
+def text(name: str) -> str:
+    """The text file `texts/NAME.txt`, stripped."""
+    return (_TEXTS / f"{name}.txt").read_text(encoding="utf-8").strip()
+
+
+def tool_text(name: str) -> tuple[str, dict[str, str]]:
     """The small description of tool `name` and its arguments' descriptions, in order."""
-    lines = (_HERE / f"{name}.small.txt").read_text(encoding="utf-8").strip().splitlines()
     description: list[str] = []
     arguments: dict[str, str] = {}
-    for line in lines:
-        key, colon, text = line.partition(":")
+    for line in text(f"tool-{name}").splitlines():
+        key, colon, said = line.partition(":")
         if colon and key.strip().isidentifier() and (arguments or description):
-            arguments[key.strip()] = text.strip()
+            arguments[key.strip()] = said.strip()
         elif not arguments:
             description.append(line.strip())
     return " ".join(d for d in description if d), arguments
@@ -54,13 +60,13 @@ def small_tools(tools: Sequence[Tool]) -> list[Tool]:
 def _flat_schema(full: dict[str, Any], arguments: dict[str, str]) -> dict[str, Any]:
     properties = full.get("properties", {})
     kept: dict[str, Any] = {}
-    for name, text in arguments.items():
+    for name, said in arguments.items():
         original = properties.get(name, {})
         kind = original.get("type")
         if kind is None:  # an optional value: anyOf [{type}, {type: null}]
             kinds = [o.get("type") for o in original.get("anyOf", []) if o.get("type") != "null"]
             kind = kinds[0] if kinds else "string"
-        kept[name] = {"type": kind, "description": text}
+        kept[name] = {"type": kind, "description": said}
     required = [n for n in full.get("required", []) if n in kept]
     return {"type": "object", "properties": kept, "required": required}
 
@@ -70,23 +76,14 @@ def small_specs(specs: Sequence[ToolSpec]) -> list[ToolSpec]:
     made = []
     for spec in specs:
         if spec.name in SMALL_TOOLS:
-            description, arguments = small_text(spec.name)
+            description, arguments = tool_text(spec.name)
             spec = ToolSpec(spec.name, description, _flat_schema(spec.parameters, arguments))
         made.append(spec)
     return made
 
 
-def overwrite_refusal(
-    root: Path, name: str, args: dict[str, Any], *, made_here: Callable[[str], bool]
-) -> str | None:
-    """For a small model, the error for a write over an existing file (they write only the
-    new line, and the rest of the file is lost), or None. A file the session itself created
-    may be written again whole: nothing of the person's is in it to lose."""
-    path = args.get("path")
-    if name != "write" or not isinstance(path, str) or not path or made_here(path):
-        return None
-    target = Path(path) if Path(path).is_absolute() else root / path
-    if not target.is_file():
-        return None
-    return (_HERE / "write.small-exists.txt").read_text(encoding="utf-8").strip().replace(
-        "{path}", path)
+def small_system_prompt(root: Path, *, knowledge: str = "") -> str:
+    """texts/system.txt, the environment, the project's instructions and a framework primer
+    (only when the project uses that framework); no skills list."""
+    parts = [text("system"), environment(root), project_instructions(root), knowledge.strip()]
+    return "\n\n".join(p for p in parts if p)

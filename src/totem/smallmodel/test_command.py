@@ -1,50 +1,24 @@
-"""The command that runs a project's tests, or one test file, for totem's own calls.
+"""The command that runs a project's tests, found from the project's files alone.
 
-A request such as "Run this project's tests and tell me how many fail" is answered from the
-tests' output; a small model asked it read the test file three times and guessed. Reading
-ahead (run/read_ahead.py) runs the command for it, as a call of totem's own that the person
-sees and is asked about like any other.
+After a small model's change the project's tests are run, as a call of totem's own that
+the person sees and is asked about like any other, and a failure goes back to the model
+(see smallmodel/assist.py). Which command comes from what the project holds: a package.json
+`test` script, Cargo.toml, go.mod, Python test files.
 """
 
 from __future__ import annotations
 
 import json
 import os
-import re  # compiled on first use (re caches them), not at start-up
 import shlex
 import shutil
 from collections.abc import Iterator
 from pathlib import Path
 
-__all__ = ["asks_test_run", "file_test_command", "project_test_command", "test_named"]
+__all__ = ["file_test_command", "is_test_file", "project_test_command"]
 
 _SKIP_DIRS = frozenset({".git", "node_modules", ".venv", "venv", "__pycache__", ".tox"})
 MAX_FILES_SEEN = 2_000  # a bigger project is not searched for Python tests
-_TESTS = r"\b(?:tests?|test suite|pytest|specs?)\b"
-_RUN_OR_RESULT = r"\b(?:run\w*|execute\w*|fail\w*|pass\w*|broken|red|green)\b"
-
-
-def asks_test_run(request: str) -> bool:
-    """Whether a request is about what the tests do when run ("run the tests", "how many
-    tests fail", "make the failing test pass")."""
-    return bool(re.search(_TESTS, request, re.I) and re.search(_RUN_OR_RESULT, request, re.I))
-
-
-_TEST_FILE = r"(?<![\w/.-])((?:[\w-]+/)*(?:test_\w+|\w+_test)\.py)\b"
-
-
-def test_named(request: str, root: Path) -> str | None:
-    """The one Python test file inside the project that the request names and that exists,
-    as it names it."""
-    base = root.resolve()
-    found = set()
-    for match in re.finditer(_TEST_FILE, request):
-        path = (root / match.group(1)).resolve()
-        if base in path.parents and path.is_file():
-            found.add(match.group(1))
-    return found.pop() if len(found) == 1 else None
-
-
 def _python() -> str:
     return "python" if shutil.which("python") else "python3"
 
@@ -70,7 +44,8 @@ def project_test_command(root: Path, *, brief: bool = False) -> str | None:
             scripts = json.loads(package.read_text(encoding="utf-8")).get("scripts") or {}
         except (OSError, ValueError, AttributeError):
             scripts = {}
-        if isinstance(scripts, dict) and isinstance(scripts.get("test"), str):
+        test = scripts.get("test") if isinstance(scripts, dict) else None
+        if isinstance(test, str) and "no test specified" not in test:  # npm init's stand-in
             return "npm test"
     if (root / "Cargo.toml").is_file():
         return "cargo test"
@@ -87,10 +62,9 @@ def _has_python_tests(root: Path) -> bool:
         seen += 1
         if seen > MAX_FILES_SEEN:
             return False
-        name = path.name
-        if name.endswith(".py") and (name.startswith("test_") or name.endswith("_test.py")):
+        if path.suffix == ".py" and is_test_file(path.name):
             return True
-        if name in {"pytest.ini", "conftest.py"}:
+        if path.name in {"pytest.ini", "conftest.py"}:
             return True
     return False
 
@@ -100,3 +74,16 @@ def _walk(root: Path) -> Iterator[Path]:
         dirs[:] = [d for d in dirs if d not in _SKIP_DIRS and not d.endswith(".egg-info")]
         for name in names:
             yield Path(folder) / name
+
+
+_TEST_NAMES = ("test_", "_test.", ".test.", "_spec.", ".spec.", "Test.java", "Tests.cs")
+
+
+def is_test_file(path: str) -> bool:
+    """Whether the project file `path` is a test by its name (test_x.py, x_test.go,
+    x.test.js, x_spec.rb...) or its folder (tests/, test/, __tests__/, spec/)."""
+    parts = path.replace("\\", "/").split("/")
+    name = parts[-1]
+    if any(folder in ("tests", "test", "__tests__", "spec") for folder in parts[:-1]):
+        return True
+    return name.startswith("test_") or any(mark in name for mark in _TEST_NAMES[1:])
