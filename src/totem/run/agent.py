@@ -8,6 +8,8 @@ from pathlib import Path
 from typing import TypeAlias
 
 from totem.events import Event
+from totem.hooks import Hooks
+from totem.policy.modes import SessionMode
 from totem.policy.permission import PermissionService
 from totem.policy.questions import QuestionService
 from totem.policy.redact import Redactor
@@ -76,3 +78,5 @@ class Agent:
     # Read the files a request most likely concerns before the model's first step (small
     # local models, which do not look by themselves; see run/read_ahead.py).
     read_ahead: bool = False
+    hooks: Hooks | None = None  # the person's hooks (totem.hooks), run at the loop's events
+    mode: SessionMode = "default"  # plan: reading tools only (policy/modes.py)

@@ -74,6 +74,7 @@ from totem.run.pacing import take_turn
 from totem.run.recorder import StepRecorder
 from totem.run.small_aid import SmallModelAid
 from totem.run.textcalls import params_of, parse_text_tool_calls
+from totem.run.user_hooks import StopHooks
 from totem.tools.base import is_offered, tool_spec
 from totem.tools.read_first import CHANGING_TOOLS
 
@@ -142,6 +143,7 @@ class Run:
         self.aid = SmallModelAid(self) if agent.profile.small else None
         self.first = len(self.history)  # where this run's messages start
         self.dropped_note = ""  # for the model, after the step's calls ran
+        self.stop_hooks = StopHooks(agent, session_id, emit=self.emit, nested=nested)
 
     def emit(self, event: Event) -> None:
         """Pass `event` on; a sub-agent's end adds its tokens and cost to this run's."""
@@ -247,6 +249,8 @@ class Run:
                     if await self.aid.finish_the_request():
                         return "finished", ""
                     return verdict
+                if await self.stop_hooks.keep_going(message, self.synthetic_user):
+                    continue
                 return "finished", ""
             try:
                 await self.runner.execute(message, calls)
@@ -457,7 +461,8 @@ class Run:
                 kept = [t for t in request.tools if t.name not in CHANGING_TOOLS]
                 request = dataclasses.replace(request, tools=kept or request.tools)
             stepped = step_request(request, engine=sampling.engine, answer=answer,
-                                   answer_now=answer_now, paths=paths)
+                                   answer_now=answer_now, paths=paths,
+                                   plan=self.agent.mode == "plan")
             return step_events(self.agent.provider.stream(stepped))
         return self.agent.provider.stream(request)
 
