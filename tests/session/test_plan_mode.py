@@ -177,3 +177,27 @@ def test_a_small_models_plan_is_a_constrained_step() -> None:
 
     events = asyncio.run(answer())
     assert events[0] == TextChunk("1. Read app.py\n2. Add the route")
+
+
+def test_tools_that_come_with_the_run_are_held_to_plan_mode_too() -> None:
+    from totem.run.agent import ToolChange
+    from totem.session.plan import in_plan_mode
+    from totem.tools.base import is_offered
+    from totem.tools.registry import builtin_tools
+
+    tools = {t.name: t for t in builtin_tools()}
+
+    async def prepare(_asks: object) -> list[Any]:  # as an MCP server's start gives tools
+        return [tools["bash"], tools["grep"]]
+
+    async def refresh() -> ToolChange:
+        return ToolChange(frozenset(), [tools["write"]])
+
+    preparers, refreshers = in_plan_mode([prepare], [refresh])
+
+    async def go() -> tuple[list[Any], ToolChange | None]:
+        return await preparers[0](lambda _e: None), await refreshers[0]()
+
+    prepared, change = asyncio.run(go())
+    assert [(t.name, is_offered(t)) for t in prepared] == [("bash", False), ("grep", True)]
+    assert change is not None and not is_offered(change.added[0])

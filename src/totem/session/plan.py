@@ -4,14 +4,17 @@ starts (the session goes on in the default mode, the plan as its task list)."""
 from __future__ import annotations
 
 import re
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from functools import cache
 from pathlib import Path
 
 from totem.events import Event, PlanProposed, RunFinished
+from totem.policy.modes import plan_tools
+from totem.run.agent import Preparer, Refresher, ToolChange
 from totem.store.base import Store
+from totem.tools.base import Tool
 
-__all__ = ["approved_text", "plan_prompt", "plan_steps", "with_plan"]
+__all__ = ["approved_text", "in_plan_mode", "plan_prompt", "plan_steps", "with_plan"]
 
 _STEP = re.compile(r"^\s*(?:\d+[.)]|[-*•])\s+(?:\[[ xX]\]\s+)?(.+?)\s*$")
 
@@ -29,6 +32,28 @@ def plan_steps(text: str) -> list[str]:
     if steps:
         return steps
     return [text.strip()] if text.strip() else []
+
+
+def _preparer(prepare: Preparer) -> Preparer:
+    async def prepared(asks: Callable[[Event], None]) -> list[Tool]:
+        return plan_tools(await prepare(asks))
+
+    return prepared
+
+
+def _refresher(refresh: Refresher) -> Refresher:
+    async def refreshed() -> ToolChange | None:
+        change = await refresh()
+        return None if change is None else ToolChange(change.removed, plan_tools(change.added))
+
+    return refreshed
+
+
+def in_plan_mode(preparers: list[Preparer], refreshers: list[Refresher]) -> tuple[
+        list[Preparer], list[Refresher]]:
+    """The tools that come with a plan-mode run (an MCP server's, a knowledge pack's) held
+    to plan mode too: those that are not reading ones refuse, and are not offered."""
+    return [_preparer(p) for p in preparers], [_refresher(r) for r in refreshers]
 
 
 def approved_text(steps: list[str]) -> str:

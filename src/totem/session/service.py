@@ -387,6 +387,10 @@ class SessionService:
             base, agent.system = agent.system, agent.system + self.knowledge.pages_section()
             agent.preparers = [*agent.preparers, functools.partial(
                 self._before_first_step, agent, base, prompt, session.id)]
+        if agent.mode == "plan":  # an MCP server's tools, a pack's: held to plan mode too
+            from totem.session.plan import in_plan_mode
+
+            agent.preparers, agent.refreshers = in_plan_mode(agent.preparers, agent.refreshers)
         from totem.session.undo import track_changes
 
         resumed = bool(self.store.messages(session.id)) if self.hooks else False
