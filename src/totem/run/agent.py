@@ -8,6 +8,8 @@ from pathlib import Path
 from typing import TypeAlias
 
 from totem.events import Event
+from totem.hooks import Hooks
+from totem.policy.modes import SessionMode
 from totem.policy.permission import PermissionService
 from totem.policy.questions import QuestionService
 from totem.policy.redact import Redactor
@@ -76,3 +78,5 @@ class Agent:
     state: SessionState = field(default_factory=SessionState)
     # What a run gets beyond the loop for this kind of model (run/assist.py); None: nothing.
     assist: AssistFactory | None = None
+    hooks: Hooks | None = None  # the person's hooks (totem.hooks), run at the loop's events
+    mode: SessionMode = "default"  # plan: reading tools only (policy/modes.py)

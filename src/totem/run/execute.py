@@ -18,6 +18,7 @@ from totem.events import Event, FinishReason, ToolEnd, ToolStart
 from totem.messages import Message, ToolPart
 from totem.policy.permission import PermissionDenied
 from totem.providers.base import ToolSpec
+from totem.run.user_hooks import after_tool, before_tool
 from totem.tools.base import Tool, ToolContext, ToolError, parse_arguments, tool_spec
 from totem.tools.read_first import ReadFirst
 
@@ -140,6 +141,11 @@ class ToolRunner:
         except ToolError as exc:
             self.finish(message, part, str(exc), error=True)
             return
+        refused = await before_tool(self.agent, self.session_id, part, self.emit)
+        if refused is not None:  # a pre_tool hook blocked it
+            part.title = "denied"
+            self.finish(message, part, refused, error=True)
+            return
         part.state = "running"
         self.save(message, part)
         part.meta = {}
@@ -161,7 +167,9 @@ class ToolRunner:
             part.images = result.images
             part.title = result.title
             self.read_first.record(tool.name, part.input or {}, output=result.output)
-            self.finish(message, part, result.output, error=result.is_error)
+            said = await after_tool(self.agent, self.session_id, part, result.output,
+                                    error=result.is_error, emit=self.emit)
+            self.finish(message, part, result.output + said, error=result.is_error)
 
     def _arguments(self, tool: Tool, part: ToolPart) -> BaseModel:
         """The call's validated arguments; a ToolError when they are a copy of the schema,

@@ -71,6 +71,7 @@ from totem.run.execute import ABORTED_OUTPUT, Stop, ToolRunner
 from totem.run.pacing import take_turn
 from totem.run.recorder import StepRecorder
 from totem.run.textcalls import params_of, parse_text_tool_calls
+from totem.run.user_hooks import StopHooks
 from totem.tools.base import is_offered, tool_spec
 
 if TYPE_CHECKING:
@@ -138,6 +139,7 @@ class Run:
         # what this run gets beyond the loop for its kind of model (run/assist.py)
         self.assist: RunAssist = agent.assist(self) if agent.assist else NoAssist()
         self.runner.hold = self.assist.refusal
+        self.stop_hooks = StopHooks(agent, session_id, emit=self.emit, nested=nested)
 
     @property
     def root(self) -> Path:
@@ -267,6 +269,8 @@ class Run:
                     return self._truncated(message, continuations)
                 outcome = await self.assist.after_answer(message)
                 if outcome is None:
+                    if await self.stop_hooks.keep_going(message, self.synthetic_user):
+                        continue
                     return "finished", ""
                 if outcome[0] == GO_ON:
                     continue
@@ -453,7 +457,8 @@ class Run:
         if sampling.constrained and request.tools:
             stepped = step_request(request, engine=sampling.engine,
                                    answer=hold.answer if hold else True,
-                                   answer_now=hold.answer_now if hold else "")
+                                   answer_now=hold.answer_now if hold else "",
+                                   plan=self.agent.mode == "plan")
             return step_events(self.agent.provider.stream(stepped))
         return self.agent.provider.stream(request)
 
