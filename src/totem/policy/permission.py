@@ -20,6 +20,7 @@ from totem.messages import new_id
 
 __all__ = [
     "DEFAULT_RULES",
+    "NOT_BY_YES",
     "Action",
     "Mode",
     "PermissionDenied",
@@ -47,6 +48,9 @@ class Reply:
     kind: ReplyKind
     message: str = ""  # with "reject": feedback for the model
 
+
+# Questions `--yes` does not answer: only a rule or the person (in a terminal, on the page) do.
+NOT_BY_YES = frozenset({"unsandboxed"})
 
 DEFAULT_RULES: tuple[Rule, ...] = (
     Rule("*", "*", "ask"),
@@ -105,6 +109,8 @@ class PermissionService:
         self.emit = emit
         self._remembered = memory.remembered_rules(project) if memory else []
         self._pending: dict[str, asyncio.Future[Reply]] = {}
+        # whether a person answers the questions `--yes` leaves (a terminal, the page)
+        self.person = mode == "interactive"
 
     def action_for(self, permission: str, pattern: str) -> Action:
         return evaluate([*self.rules, *self._remembered], permission, pattern)
@@ -130,9 +136,16 @@ class PermissionService:
                 )
         if all(a == "allow" for a in actions):
             return
-        if self.mode == "yes":
+        if self.mode == "yes" and permission not in NOT_BY_YES:
             return
         sink = emit if emit is not None else self.emit
+        if permission in NOT_BY_YES and not self.person:
+            raise PermissionDenied(
+                f"{tool} needs the person's approval to run outside the sandbox ({title}), and "
+                "nobody can give it here: --yes answers the ordinary questions only. Run the "
+                "command inside the sandbox, or the person allows it with a rule (permission "
+                "unsandboxed), in a terminal, or with --sandbox off."
+            )
         if self.mode == "headless" or sink is None:
             raise PermissionDenied(
                 f"{tool} needs permission ({title}) and nobody can answer: this run has no "

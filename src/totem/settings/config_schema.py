@@ -80,6 +80,8 @@ _KNOWLEDGE = Keys({
     "conventions": FLAG,
 })
 
+_SANDBOX_MODE = Scalar((str, bool), "read-only, workspace-write or off")
+
 CONFIG_SCHEMA = Keys({
     "model": TEXT,
     "store": TEXT,  # where sessions are kept: the user's files only (totem.store.location)
@@ -107,6 +109,9 @@ CONFIG_SCHEMA = Keys({
         "agents": FLAG,
     }),
     "mcp": OneOf((MapOf(MCP_SERVER), Scalar((type(None),), "a mapping of servers"))),
+    # the OS sandbox of bash and process (totem.sandbox.settings)
+    "sandbox": OneOf((_SANDBOX_MODE, Keys({"mode": _SANDBOX_MODE, "network": TEXTS,
+                                           "hidden": TEXTS, "processes": WHOLE}))),
 })
 
 MCP_JSON = Keys({"mcpServers": MapOf(MCP_SERVER), "servers": MapOf(MCP_SERVER),

@@ -24,6 +24,7 @@ from totem.messages import ImageBlock
 from totem.policy.permission import PermissionDenied, PermissionService
 from totem.policy.questions import QuestionService
 from totem.providers.base import ToolSpec
+from totem.sandbox.settings import SandboxSettings
 from totem.tools.state import SessionState
 
 if TYPE_CHECKING:  # pydantic loads with the first tool, not at start-up
@@ -73,6 +74,9 @@ class ToolSettings:
     # tokens the MCP tools' definitions may take before they are offered by name only;
     # None: 2,000, and no more than a tenth of the model's window
     mcp_schema_budget: int | None = None
+    # bash and process's sandbox: off in settings made in code; the config's default (what
+    # load_config gives) is workspace-write
+    sandbox: SandboxSettings = field(default_factory=lambda: SandboxSettings(mode="off"))
 
 
 class SnapshotSink(Protocol):
