@@ -45,7 +45,9 @@ def sandbox_report(root: Path, mode: str | None = None) -> tuple[bool, list[str]
         lines.append(f"  network: OPEN, all hosts (the config lists {', '.join(plan.network)})")
     else:
         lines.append("  network: none")
-    lines.append(f"  processes: at most {plan.processes} of yours at once")
+    lines.append(f"  processes: at most {plan.processes} of yours at once"
+                 + (" (NOT held: the kernel does not limit root's processes)"
+                    if os.getuid() == 0 else ""))
     lines.append(f"  variables not passed in: {', '.join(SECRET_VARIABLES)}")
     return True, lines
 

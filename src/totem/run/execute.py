@@ -137,7 +137,7 @@ class ToolRunner:
                         "of these by its exact name.", True)
             return
         try:
-            args = self._arguments(tool, part)
+            args = self._validated(tool, part)
         except ToolError as exc:
             self.finish(message, part, str(exc), error=True)
             return
@@ -146,6 +146,10 @@ class ToolRunner:
         part.meta = {}
         ctx = self._context(tool, part)
         try:
+            from totem.tools.containment import contain
+
+            await contain(tool.name, part.input or {}, ctx)  # outside the project: first
+            self._refuse(tool, part)
             result = await tool.run(args, ctx)
         except ToolError as exc:
             self.finish(message, part, str(exc) + self._still_asked(tool), error=True)
@@ -164,15 +168,21 @@ class ToolRunner:
             self.read_first.record(tool.name, part.input or {}, output=result.output)
             self.finish(message, part, result.output, error=result.is_error)
 
-    def _arguments(self, tool: Tool, part: ToolPart) -> BaseModel:
-        """The call's validated arguments; a ToolError when they are a copy of the schema,
-        invalid, or would change an existing file the session has not read."""
+    def _validated(self, tool: Tool, part: ToolPart) -> BaseModel:
+        """The call's validated arguments; a ToolError when they are a copy of the schema or
+        invalid."""
         from totem.tools.schema_copy import copied_schema
 
         raw = part.input if part.input is not None else part.raw_input
         copied_schema(raw, self.spec_of(tool))
         args = parse_arguments(tool, raw)
         part.input = args.model_dump()
+        return args
+
+    def _refuse(self, tool: Tool, part: ToolPart) -> None:
+        """A ToolError when the call (its paths inside the project by now) would change an
+        existing file the session has not read, or break a small model's guards."""
+        assert part.input is not None
         refused = self.read_first.refusal(tool.name, part.input)
         if refused is None and self.agent.profile.small:
             from totem.tools.small import overwrite_refusal
@@ -187,7 +197,6 @@ class ToolRunner:
                 refused = self._made_already(tool.name, part.input)
         if refused is not None:
             raise ToolError(refused)
-        return args
 
     def _made_already(self, name: str, args: dict[str, Any]) -> str | None:
         """A small model's edit the run already made, word for word: refused. The 0.5B set

@@ -77,6 +77,9 @@ def make_plan(settings: SandboxSettings, root: Path) -> SandboxPlan:
     real = Path(os.path.realpath(root))
     temp = private_temp()
     writable = (real, temp) if settings.mode == "workspace-write" else (temp,)
+    if (real / ".git").is_dir() and not os.path.lexists(real / ".git" / "hooks"):
+        (real / ".git" / "hooks").mkdir()  # so that it can be read-only: a hook made in
+        # the sandbox would run outside it at the person's next commit
     protected = tuple(real / p for p in PROTECTED if os.path.lexists(real / p))
     return SandboxPlan(
         mode=settings.mode,

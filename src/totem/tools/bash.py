@@ -181,7 +181,10 @@ async def _refuse_denied(line: str, commands: list[str], ctx: ToolContext) -> No
             await ctx.ask("bash", [command], title=command)
     root = Path(os.path.realpath(ctx.root))
     for target in write_targets(line):
-        place, path = locate(target, root)
+        try:
+            place, path = locate(target, root)
+        except OSError:  # a path bash alone can follow (/proc/1/root...): the sandbox holds
+            continue
         if place == "inside" and ctx.permission.action_for("edit", path) == "deny":
             await ctx.ask("edit", [path], title=f"write {path}")
 
