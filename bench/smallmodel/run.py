@@ -1,7 +1,8 @@
 """Runs the small-model micro-tasks against a totem source tree and prints the pass table.
 
     /work/main/.venv/bin/python bench/smallmodel/run.py --model 1.5b --model 0.5b \
-        --rounds 1 --timeout 240 --totem-src /work/wt/baseline --out /tmp/sb/results.json
+        --rounds 1 --timeout 240 --totem-src /work/wt/baseline --out /tmp/sb/results.json \
+        [--wording direct --wording terse ... | --wording all] [--model-file model.gguf]
 
 See bench/smallmodel/README.md.
 """

@@ -30,8 +30,8 @@ FILES = {
 }
 PROMPTS = {
     "direct": (
-        "The tests of this project use unittest. Run them and tell me how many fail, without "
-        "changing anything."
+        "Run the command: python -m unittest, and tell me how many tests fail. Do not modify "
+        "any files."
     ),
     "terse": "how many unittest failures? dont fix anything",
     "indirect": (

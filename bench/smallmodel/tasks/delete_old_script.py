@@ -14,7 +14,7 @@ FILES = {
 }
 PROMPTS = {
     "direct": f"Delete {OLD}; nothing uses it.",
-    "terse": "remove deploy_old.sh",
+    "terse": "could you delete deploy_old.sh?",
     "indirect": (
         f"Don't delete scripts/deploy.sh, the Makefile runs it. {OLD} is not needed anymore."
     ),

@@ -16,7 +16,7 @@ FILES = {
 }
 PROMPTS = {
     "direct": "Rename the function area_of to rectangle_area everywhere in this project.",
-    "terse": "rename area_of to rectangle_area everywhere",
+    "terse": "s/area_of/rectangle_area/ everywhere pls",
     "indirect": (
         "area_of isn't a good name for what it does; it should be rectangle_area, in shapes.py "
         "and wherever it's called."
