@@ -6,9 +6,14 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import AsyncIterator
+from pathlib import Path
 
 import pytest
 
+from tests.support.cpu_model import MODEL, SERVER
+from tests.support.ports import free_port, http_ok
+from tests.support.processes import running
+from tests.support.required import unavailable
 from totem.messages import Message, TextPart, ToolPart
 from totem.providers.base import ModelRequest, StreamEvent, TextChunk
 from totem.providers.catalog.profiles import (
@@ -192,3 +197,29 @@ def test_a_small_model_on_llama_cpp_never_gets_native_tools(params: int) -> None
     body = to_wire(step_request(request, engine=served.sampling.engine))
     assert "tools" not in body and "tool_choice" not in body
     assert body["response_format"]["json_schema"]["schema"]["anyOf"]
+
+
+# -- the real llama-server ---------------------------------------------------------------
+
+
+@pytest.mark.cpu_model
+def test_the_real_llama_server_serving_model_gguf_gives_a_small_profile(tmp_path: Path) -> None:
+    # the real 0.5B GGUF under the plain name model.gguf, no alias: nothing in a name says
+    # what it is; the server's n_params and chat template do (only asked, nothing generated)
+    if not (MODEL.is_file() and SERVER.is_file()):
+        unavailable("CPU model not cached (scripts/cpu-model.sh)",
+                    required_by="TOTEM_REQUIRE_CPU_MODEL")
+    renamed = tmp_path / "model.gguf"
+    renamed.symlink_to(MODEL)
+    port = free_port()
+    command = [str(SERVER), "-m", str(renamed), "--jinja", "-c", "2048", "-t", "1",
+               "--host", "127.0.0.1", "--port", str(port)]
+    with running(command, log=tmp_path / "llama-server.log", what="llama-server", timeout=120,
+                 interval=0.3, grace=30,
+                 ready=lambda: http_ok(f"http://127.0.0.1:{port}/health", timeout=2)):
+        pconf = ProviderConfig("local", "llamacpp", base_url=f"http://127.0.0.1:{port}/v1")
+        served = served_model(pconf, str(renamed))
+    assert served.facts is not None and served.facts.engine == "llamacpp"
+    assert served.facts.names[0] == "model" and served.facts.context_window == 2048
+    assert served.facts.params == QWEN_0_5B and served.facts.family == "qwen2.5"
+    assert served.profile.small and served.sampling.constrained
