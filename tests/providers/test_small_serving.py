@@ -59,6 +59,10 @@ def test_recorded_llama_props_name_the_model_file_and_the_real_window() -> None:
     assert profile_for("local").family == "unknown"
     served = profile_for_served("local", facts.names)
     assert served.family == "qwen2.5-coder-small" and served.small
+    # what decides: the parameter count and the chat template the server gave
+    assert facts.params == 630_167_424 and facts.family == "qwen2.5"
+    sized = profile_for_served("local", (), params=facts.params, family=facts.family)
+    assert sized.family == "qwen2.5-small" and sized.small
 
 
 def test_a_known_served_name_wins_over_the_file_name() -> None:

@@ -35,6 +35,7 @@ from totem.providers.base import (
     ToolCallBegin,
     ToolSpec,
 )
+from totem.providers.localserver.sampling import LLAMACPP_ANSWER_SAMPLERS
 
 __all__ = [
     "args_schema", "loop_cut", "schema_option", "step_args", "step_events", "step_request",
@@ -221,7 +222,9 @@ def step_request(
     with `answer` False the step must be a call (the model answered too soon); with
     `answer_now` ("tests", "done") it must be the answer, asked for as that file says (the
     tools are still described: the prompt stays the same for the server's cache); `paths`
-    as `step_schema` takes them; with `plan` the answer is a plan's steps."""
+    as `step_schema` takes them; with `plan` the answer is a plan's steps. A step that must
+    be the answer, on llama.cpp, carries the server's DRY sampler
+    (`sampling.LLAMACPP_ANSWER_SAMPLERS`)."""
     if not request.tools:
         return request
     schema = step_schema(request.tools, answer=answer, call=not answer_now, paths=paths,
@@ -233,6 +236,10 @@ def step_request(
     if plan:
         tools += PLAN_INSTRUCTION
     option = schema_option(engine, schema)
+    if answer_now and engine == "llamacpp":  # the answer, written once (see sampling.py)
+        extra = request.options.get("extra_body")
+        option["extra_body"] = {**(extra if isinstance(extra, Mapping) else {}),
+                                **LLAMACPP_ANSWER_SAMPLERS}
     return dataclasses.replace(
         request,
         system=f"{request.system}\n\n{tools}" if request.system else tools,
