@@ -117,3 +117,18 @@ def test_the_editor_agent_is_a_client_of_the_session() -> None:
     """`totem acp` reaches runs through the session service only, and knows no other client."""
     for other in ("totem.run", "totem.cli", "totem.server"):
         assert _importers("totem.acp", other) == [], other
+
+
+SMALL_FLAGS = ("profile.small", "small_model", "SmallModel", "totem.smallmodel")
+
+
+def test_the_help_for_small_models_has_one_home() -> None:
+    """run/ and tools/ never import the small-model package, nor branch on a small profile:
+    the loop calls the run's assist (run/assist.py), whatever model it runs."""
+    assert _importers("totem.run", "totem.smallmodel") == []
+    assert _importers("totem.tools", "totem.smallmodel") == []
+    for module, path in MODULES.items():
+        if module.startswith(("totem.run", "totem.tools", "totem.policy", "totem.store")):
+            source = path.read_text(encoding="utf-8")
+            assert not any(flag in source for flag in SMALL_FLAGS), module
+

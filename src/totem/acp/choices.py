@@ -1,18 +1,17 @@
 """What the editor lets the person choose per session: the mode and the model.
 
-Modes come from the session service when it has them: a service with `modes()` (each with
-`id`, `name`, `description`) and `set_mode(id)` offers its own list (plan mode, when it
-lands, is such a list); a service without gives the one default mode. Models are the
-configured ones: the default `model:` and every `models:` entry of each provider. Both go
-out as ACP modes (`session/set_mode`) and as config options (`session/set_config_option`,
-categories "mode" and "model"), which newer clients show as pickers.
+The modes are the session service's (policy/modes.py): default ("Normal"), plan (reading
+only; the plan is offered for approval when the answer ends) and accept_edits (file changes
+made without asking). The models are the configured ones: the default `model:` and every
+`models:` entry of each provider. Both go out as ACP modes (`session/set_mode`) and as config
+options (`session/set_config_option`, categories "mode" and "model"), which newer clients
+show as pickers.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Protocol, runtime_checkable
 
 from acp.schema import (
     SessionConfigOptionBoolean,
@@ -22,10 +21,10 @@ from acp.schema import (
     SessionModeState,
 )
 
+from totem.policy.modes import ModeInfo
 from totem.settings.config import Config
 
-__all__ = ["DEFAULT_MODE", "ModeChoice", "config_options", "mode_state", "models_of",
-           "modes_of"]
+__all__ = ["ModeChoice", "config_options", "mode_state", "models_of", "modes_of"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -35,37 +34,9 @@ class ModeChoice:
     description: str = ""
 
 
-DEFAULT_MODE = ModeChoice(
-    "default", "Default",
-    "Reads freely; asks before it edits files or runs commands, as your rules say.")
-
-
-class _Mode(Protocol):
-    @property
-    def id(self) -> str: ...
-
-    @property
-    def name(self) -> str: ...
-
-    @property
-    def description(self) -> str: ...
-
-
-@runtime_checkable
-class ModalService(Protocol):
-    """A session service that has modes of its own."""
-
-    def modes(self) -> Sequence[_Mode]: ...
-
-    def set_mode(self, mode_id: str) -> None: ...
-
-
-def modes_of(service: object) -> list[ModeChoice]:
-    if isinstance(service, ModalService):
-        found = [ModeChoice(m.id, m.name, m.description) for m in service.modes()]
-        if found:
-            return found
-    return [DEFAULT_MODE]
+def modes_of(modes: Sequence[ModeInfo]) -> list[ModeChoice]:
+    """The session service's modes as the editor is offered them."""
+    return [ModeChoice(m.name, m.title, m.description) for m in modes]
 
 
 def models_of(config: Config, current: str) -> list[str]:

@@ -32,7 +32,7 @@ from acp.schema import (
 )
 
 from totem.abort import AbortSignal
-from totem.acp.choices import ModalService, config_options, mode_state, models_of, modes_of
+from totem.acp.choices import config_options, mode_state, models_of, modes_of
 from totem.acp.files import ClientFiles
 from totem.acp.history import replay
 from totem.acp.permissions import ask_editor
@@ -51,6 +51,7 @@ from totem.events import (
     ToolStart,
 )
 from totem.messages import Usage as TotemUsage
+from totem.policy.modes import mode_of
 from totem.policy.permission import Reply
 from totem.settings.config import ConfigError
 
@@ -92,8 +93,7 @@ class EditorSession:
         self.root = service.root
         self.abort: AbortSignal | None = None
         self.model: str | None = None  # chosen in the editor; None: the session's own
-        self.modes = modes_of(service)
-        self.mode = self.modes[0].id
+        self.modes = modes_of(service.modes())
         self._open: dict[str, str] = {}  # tool calls started and not ended: id -> tool name
         self._shown: dict[str, asyncio.Event] = {}  # tool calls the editor has been told of
         fs = capabilities.fs if capabilities is not None else None
@@ -110,6 +110,10 @@ class EditorSession:
     def current_model(self) -> str:
         return self.service.model_label(self.info, self.model)
 
+    @property
+    def mode(self) -> str:
+        return self.service.mode(self.info.id)
+
     def mode_state(self) -> SessionModeState:
         return mode_state(self.modes, self.mode)
 
@@ -121,9 +125,7 @@ class EditorSession:
         if mode_id not in {m.id for m in self.modes}:
             known = ", ".join(m.id for m in self.modes)
             raise RequestError.invalid_params({"modeId": f"no mode '{mode_id}' ({known})"})
-        if isinstance(self.service, ModalService):
-            self.service.set_mode(mode_id)
-        self.mode = mode_id
+        self.service.set_mode(self.info.id, mode_of(mode_id))
 
     def set_model(self, spec: str) -> None:
         if spec not in models_of(self.service.config, self.current_model):

@@ -93,10 +93,6 @@ class Read:
         file = await ctx.files.open_read(path)
         output = await asyncio.to_thread(_numbered, file, path, args, ctx)
         instructions = _instructions(path, ctx)
-        if ctx.request:
-            from totem.tools.spelling import spelling_note
-
-            output += spelling_note(path, ctx.request)
         return ToolResult(note + output + instructions, title=title)
 
 
