@@ -12,4 +12,5 @@ like the terminal chat and the page: the same agent, tools, permissions, trust a
     prompt.py       an ACP prompt (text, images, resources, links) as totem's request
     history.py      a stored session replayed to the editor (session/load)
     choices.py      the modes and the models offered
+    plan.py         a plan-mode answer offered for approval, in the mode chosen
 """

@@ -4,13 +4,16 @@ store as `totem`), its stored session, the run of its current prompt, and its ch
 A prompt runs the service's events to the end, sending each as session updates; a
 permission question waits for the editor's answer (`permissions.py`), a question of the ask
 tool is offered the same way, its options as the buttons; `cancel` aborts the run, which then
-ends with the stop reason "cancelled". The editor's file system and terminal are used when
-the client offers them (`files.py`, `terminal.py`).
+ends with the stop reason "cancelled". A plan-mode answer's plan is offered for approval
+(`plan.py`); approved, it is carried out in the same prompt, in the mode chosen. The
+editor's file system and terminal are used when the client offers them (`files.py`,
+`terminal.py`).
 """
 
 from __future__ import annotations
 
 import asyncio
+from collections.abc import AsyncIterator
 from typing import TYPE_CHECKING
 
 from acp import RequestError
@@ -19,6 +22,8 @@ from acp.schema import (
     AgentMessageChunk,
     AllowedOutcome,
     ClientCapabilities,
+    ConfigOptionUpdate,
+    CurrentModeUpdate,
     PermissionOption,
     PromptResponse,
     StopReason,
@@ -36,6 +41,7 @@ from totem.acp.choices import config_options, mode_state, models_of, modes_of
 from totem.acp.files import ClientFiles
 from totem.acp.history import replay
 from totem.acp.permissions import ask_editor
+from totem.acp.plan import approve_in_editor
 from totem.acp.prompt import Block, request_from
 from totem.acp.terminal import ClientTerminal
 from totem.acp.updates import Update, notice_text, translate
@@ -44,6 +50,7 @@ from totem.events import (
     Event,
     Notice,
     PermissionAsked,
+    PlanProposed,
     QuestionAsked,
     RunFinished,
     StepFinished,
@@ -96,6 +103,7 @@ class EditorSession:
         self.modes = modes_of(service.modes())
         self._open: dict[str, str] = {}  # tool calls started and not ended: id -> tool name
         self._shown: dict[str, asyncio.Event] = {}  # tool calls the editor has been told of
+        self._plans = 0  # plans offered for approval (each one's tool call has its own id)
         fs = capabilities.fs if capabilities is not None else None
         if fs is not None and (fs.read_text_file or fs.write_text_file):
             service.files = ClientFiles(client, info.id, read=bool(fs.read_text_file),
@@ -134,7 +142,8 @@ class EditorSession:
 
     # updates ---------------------------------------------------------------------------------
 
-    async def send(self, update: Update | UserMessageChunk | UsageUpdate) -> None:
+    async def send(self, update: Update | UserMessageChunk | UsageUpdate | CurrentModeUpdate
+                   | ConfigOptionUpdate) -> None:
         await self.client.session_update(session_id=self.info.id, update=update)
 
     async def say(self, text: str, level: str = "info") -> None:
@@ -169,12 +178,14 @@ class EditorSession:
         abort = self.abort = AbortSignal()
         finished: RunFinished | None = None
         try:
-            events = self.service.run(self.info, request.text, abort=abort, model=self.model,
-                                      image_blocks=request.images)
-            async for event in events:
-                await self._handle(event, abort)
-                if isinstance(event, RunFinished):
-                    finished = event
+            finished, plan = await self._drain(self.service.run(
+                self.info, request.text, abort=abort, model=self.model,
+                image_blocks=request.images), abort)
+            while plan is not None and not abort.aborted:
+                carried = await self._carry_out(plan, abort)
+                if carried is None:  # keep planning: the next prompt says what to change
+                    break
+                finished, plan = carried
         except ConfigError as exc:
             await self.say(str(exc), "error")
         finally:
@@ -186,6 +197,36 @@ class EditorSession:
             await self.say(finished.detail, "warning")
         usage = _usage(finished.usage) if finished is not None else None
         return PromptResponse(stop_reason=stop_reason(finished), usage=usage)
+
+    async def _drain(self, events: AsyncIterator[Event], abort: AbortSignal) -> tuple[
+            RunFinished | None, PlanProposed | None]:
+        """A run's events sent to the editor; how it finished, and the plan it ended with."""
+        finished: RunFinished | None = None
+        plan: PlanProposed | None = None
+        async for event in events:
+            await self._handle(event, abort)
+            if isinstance(event, PlanProposed):
+                plan = event
+            if isinstance(event, RunFinished):
+                finished = event
+        return finished, plan
+
+    async def _carry_out(self, plan: PlanProposed, abort: AbortSignal) -> tuple[
+            RunFinished | None, PlanProposed | None] | None:
+        """The editor's answer to a plan: carried out in the mode chosen (the editor is told
+        the session left plan mode), or None to keep planning."""
+        self._plans += 1
+        mode = await approve_in_editor(self.client, plan, session_id=self.info.id,
+                                       call_id=f"plan-{self._plans}", abort=abort)
+        if mode is None:
+            return None
+        events = self.service.approve_plan(self.info, plan.steps, abort=abort,
+                                           model=self.model, mode=mode)
+        await self.send(CurrentModeUpdate(session_update="current_mode_update",
+                                          current_mode_id=mode))
+        await self.send(ConfigOptionUpdate(session_update="config_option_update",
+                                           config_options=self.config_options()))
+        return await self._drain(events, abort)
 
     async def _handle(self, event: Event, abort: AbortSignal) -> None:
         match event:

@@ -1,5 +1,6 @@
 """totem's events as ACP session updates: message and thought chunks, tool calls with their
-status, locations and diffs, the plan (todo list), notices as message text.
+status, locations and diffs, the plan (the todo list, or a plan-mode answer's steps), notices
+as message text.
 
 Pure functions from an `Event` to the updates to send; the session keeps nothing here but
 the tool calls' inputs (a tool's end needs its start's path for the diff's location).
@@ -30,6 +31,7 @@ from acp.schema import (
 
 from totem.events import (
     Notice,
+    PlanProposed,
     ReasoningDelta,
     TextDelta,
     TodoUpdated,
@@ -182,6 +184,9 @@ def translate(event: object, root: Path) -> list[Update]:
                 PlanEntry(content=t.get("content", ""), priority="medium",
                           status=_PLAN_STATUS.get(t.get("status", ""), "pending"))
                 for t in todos])]
+        case PlanProposed(steps=steps):
+            return [AgentPlanUpdate(session_update="plan", entries=[
+                PlanEntry(content=step, priority="medium", status="pending") for step in steps])]
         case Notice():
             return [AgentMessageChunk(session_update="agent_message_chunk",
                                       content=_text(notice_text(event)))]
