@@ -149,7 +149,8 @@ def test_a_whole_session_in_an_editor(tmp_path: Path) -> None:
         asyncio.run(second())
         last = json.dumps(project.chats()[-1]["messages"])
         assert "It says hello world." in last and "What did we do?" in last
-    write_transcript([*editor.transcript, *later.transcript], tmp_path / "transcript.md")
+    write_transcript([editor.transcript, later.transcript], tmp_path / "transcript.md",
+                     root=project.root)
 
 
 def test_the_edit_goes_through_the_editors_unsaved_buffer(tmp_path: Path) -> None:

@@ -33,12 +33,31 @@ def _chunk_run(message: dict[str, Any]) -> str | None:
     return kind if kind in ("agent_message_chunk", "agent_thought_chunk") else None
 
 
-def write_transcript(messages: list[tuple[str, dict[str, Any]]], path: Path) -> None:
+Message = tuple[str, dict[str, Any]]
+
+
+def write_transcript(processes: list[list[Message]], path: Path, *, root: Path) -> None:
+    """The messages of each editor process in turn; the project folder is shown as
+    /path/to/project."""
     lines = ["# An ACP session with `totem acp`, as the editor saw it", "",
              "Recorded by `tests/acp/test_acp_session.py::test_a_whole_session_in_an_editor`: "
              "the ACP SDK's client side drives `totem acp` (a separate process) against the "
-             "package's fake model server. `→` is editor to agent, `←` agent to editor; long "
-             "strings are cut and runs of streamed chunks are folded.", "", "```"]
+             "package's fake model server: a read, an edit allowed once, a command rejected "
+             "for good (a deny rule), a cancel mid-answer, then a second editor process that "
+             "lists, loads (replays) and goes on with the session.", "",
+             "`→` is editor to agent, `←` agent to editor; long strings are cut and runs of "
+             "streamed chunks are folded into one line.", ""]
+    for number, messages in enumerate(processes, 1):
+        lines.extend([f"## Editor process {number}", "", "```", *_lines(messages), "```", ""])
+    text = "\n".join(lines).replace(str(root), "/path/to/project")
+    path.write_text(text, encoding="utf-8")
+    wanted = os.environ.get("TOTEM_ACP_TRANSCRIPT")
+    if wanted:
+        Path(wanted).write_text(text, encoding="utf-8")
+
+
+def _lines(messages: list[Message]) -> list[str]:
+    lines: list[str] = []
     folded: tuple[str, str, int] | None = None
     for direction, message in messages:
         arrow = "→" if direction == "outgoing" else "←"
@@ -58,12 +77,7 @@ def write_transcript(messages: list[tuple[str, dict[str, Any]]], path: Path) -> 
         lines.append(f"{arrow} {json.dumps(_trim(message), ensure_ascii=False)}")
     if folded:
         lines.append(_folded(folded))
-    lines.append("```")
-    text = "\n".join(lines) + "\n"
-    path.write_text(text, encoding="utf-8")
-    wanted = os.environ.get("TOTEM_ACP_TRANSCRIPT")
-    if wanted:
-        Path(wanted).write_text(text, encoding="utf-8")
+    return lines
 
 
 def _folded(run: tuple[str, str, int]) -> str:
