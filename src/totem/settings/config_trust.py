@@ -1,8 +1,9 @@
 """What a project's `.totem/config.yaml` may set: before its folder is trusted, and ever.
 
 Untrusted, a project may only narrow: its deny and ask rules apply, a lower step limit, a
-shorter bash timeout, more forbidden commands, a smaller output limit, and the framework
-knowledge switches (prompt text). Everything else it says is listed and ignored.
+shorter bash timeout, more forbidden commands, a smaller output limit, the framework
+knowledge switches (prompt text), and language servers turned off (`lsp`: a server's
+command is a program it would run). Everything else it says is listed and ignored.
 
 Trusted or not, a project never changes where a provider of the user's config sends its key
 (its kind, base_url, key, headers...), and a provider the project defines never takes a key
@@ -125,11 +126,33 @@ def restrict_untrusted(
         kept["tools"] = kept_tools
     for name in project.get("mcp") or {}:
         ignored.append(f"MCP server '{name}'")
+    _untrusted_lsp(project, kept, ignored)
     for name, spec in (project.get("integrations") or {}).items():
         if spec not in (None, False, {}):
             tools = "agent_* tools" if name == "agents" else f"{name} tool"
             ignored.append(f"integrations.{name}: turns on the {tools}")
     return kept, ignored
+
+
+def _untrusted_lsp(project: dict[str, Any], kept: dict[str, Any], ignored: list[str]) -> None:
+    """An untrusted project may turn language servers off, never name one to run."""
+    section = project.get("lsp")
+    if section is None:
+        return
+    if section is False:
+        kept["lsp"] = False
+        return
+    off: dict[str, Any] = {}
+    for name, spec in (section if isinstance(section, dict) else {}).items():
+        if spec is False or (isinstance(spec, dict) and spec.get("enabled") is False):
+            off[name] = {"enabled": False}
+        elif isinstance(spec, dict) and ("command" in spec or "extensions" in spec):
+            command = spec.get("command")
+            shown = " ".join(map(str, command)) if isinstance(command, list) else command
+            ignored.append(f"lsp.{name}: runs the language server "
+                           f"{shown or '(built in)'} for its files")
+    if off:
+        kept["lsp"] = off
 
 
 def protected_variables(user_providers: dict[str, Any]) -> set[str]:

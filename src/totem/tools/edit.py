@@ -128,7 +128,7 @@ async def _create(path: Path, content: str, ctx: ToolContext) -> ToolResult:
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_bytes(content.encode("utf-8"))
     done = f"Created {relative} ({lines_of(content)})."
-    return ToolResult(done + after_write(ctx, path), title=relative)
+    return ToolResult(done + await after_write(ctx, path), title=relative)
 
 
 def _many(content: str, old: str, count: int, relative: str) -> str:
