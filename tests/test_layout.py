@@ -111,3 +111,18 @@ def test_tools_import_no_knowledge_pack() -> None:
 def test_the_run_does_not_import_its_clients() -> None:
     for client in ("totem.cli", "totem.server", "totem.session"):
         assert _importers("totem.run", client) == [], client
+
+
+SMALL_FLAGS = ("profile.small", "small_model", "SmallModel", "totem.smallmodel")
+
+
+def test_the_help_for_small_models_has_one_home() -> None:
+    """run/ and tools/ never import the small-model package, nor branch on a small profile:
+    the loop calls the run's assist (run/assist.py), whatever model it runs."""
+    assert _importers("totem.run", "totem.smallmodel") == []
+    assert _importers("totem.tools", "totem.smallmodel") == []
+    for module, path in MODULES.items():
+        if module.startswith(("totem.run", "totem.tools", "totem.policy", "totem.store")):
+            source = path.read_text(encoding="utf-8")
+            assert not any(flag in source for flag in SMALL_FLAGS), module
+

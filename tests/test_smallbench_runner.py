@@ -7,12 +7,14 @@ import json
 import sys
 from pathlib import Path
 
+import pytest
+
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from bench.smallmodel.agent import Outcome, Setup, read_events, run_task  # noqa: E402
 from bench.smallmodel.catalog import load_tasks  # noqa: E402
-from bench.smallmodel.report import table  # noqa: E402
-from bench.smallmodel.server import ModelServer  # noqa: E402
+from bench.smallmodel.report import same_rate, table  # noqa: E402
+from bench.smallmodel.server import ModelServer, under_name  # noqa: E402
 from totem.testing.fake_server import running_in_thread  # noqa: E402
 
 REPO = Path(__file__).resolve().parents[1]
@@ -37,7 +39,8 @@ def test_a_scripted_solution_passes_and_is_recorded(tmp_path: Path) -> None:
     assert outcome.exit_code == 0 and not outcome.timed_out
     assert outcome.answer == "I created NOTES.md."
     assert outcome.steps == 2
-    log = tmp_path / "transcripts" / "create_file.jsonl"
+    assert outcome.wording == "direct"
+    log = tmp_path / "transcripts" / "direct" / "create_file.jsonl"
     assert json.loads(log.read_text().splitlines()[0])["type"] == "run_started"
     stored = json.loads(log.with_suffix(".messages.json").read_text())
     [call] = [row["data"] for row in stored if row["type"] == "tool"]
@@ -50,6 +53,22 @@ def test_a_wrong_answer_fails_with_the_reason(tmp_path: Path) -> None:
         outcome = run_task(task, _setup(url, tmp_path), model="fake", round_no=1)
     assert not outcome.passed
     assert outcome.reason == "answer lacks 8437"
+
+
+def test_a_wording_is_sent_and_judged_in_the_form_it_asks_for(tmp_path: Path) -> None:
+    [task] = load_tasks(["read_ini_port"])
+    prompt = task.wordings["terse"].prompt
+    with running_in_thread([{"text": "ANSWER: 8437"}], models=["local"]) as url:
+        outcome = run_task(task, _setup(url, tmp_path), model="fake", round_no=1,
+                           wording="terse")
+    assert outcome.passed and outcome.wording == "terse", outcome.reason
+    log = tmp_path / "transcripts" / "terse" / "read_ini_port.jsonl"
+    stored = json.loads(log.with_suffix(".messages.json").read_text())
+    assert any(row["role"] == "user" and prompt in json.dumps(row["data"]) for row in stored)
+    # the right value, but not in the form the request asked for
+    with running_in_thread([{"text": "It is 8437."}], models=["local"]) as url:
+        bare = run_task(task, _setup(url, tmp_path), model="fake", round_no=1, wording="terse")
+    assert not bare.passed and bare.reason == "answer is not a line 'ANSWER: <value>'"
 
 
 def test_a_hung_model_is_killed_at_the_timeout(tmp_path: Path) -> None:
@@ -90,11 +109,43 @@ def test_events_give_tokens_tools_and_the_final_answer(tmp_path: Path) -> None:
     assert "round 1: 1/1 passed" in text and "tokens 220 prompt + 12 completion" in text
 
 
+def _row(task: str, wording: str, round_no: int, passed: bool) -> dict[str, object]:
+    outcome = Outcome(task=task, model="m", round=round_no, passed=passed, reason="",
+                      wall_s=3.0, exit_code=0, timed_out=False, wording=wording)
+    return outcome.to_dict()
+
+
+def test_the_table_puts_the_wordings_side_by_side() -> None:
+    rows = [
+        _row("alpha", "direct", 1, True), _row("alpha", "terse", 1, True),
+        _row("alpha", "direct", 2, True), _row("alpha", "terse", 2, False),
+        _row("beta", "direct", 1, False), _row("beta", "terse", 1, False),
+        _row("beta", "direct", 2, True), _row("beta", "terse", 2, True),
+        _row("gamma", "direct", 1, True), _row("gamma", "direct", 2, True),
+    ]
+    text = table(rows)
+    assert "== m, direct ==" in text and "== m, terse ==" in text
+    side = text[text.index("== m: by wording (rounds 1, 2) =="):].splitlines()
+    assert side[1].split() == ["direct", "terse", "same"]
+    assert side[2].split() == ["alpha", "PP", "Pf", "no"]
+    assert side[3].split() == ["beta", "fP", "fP", "yes"]
+    assert side[4].split() == ["gamma", "PP", "-", "-"]
+    assert side[5].split() == ["passed,", "round", "1", "2/3", "1/2"]
+    assert side[6].split() == ["passed,", "round", "2", "3/3", "1/2"]
+    assert side[7] == "same pass rate in every wording: 1/2 tasks"
+    # rows saved before there were wordings are the direct ones
+    old = {k: v for k, v in _row("alpha", "direct", 1, True).items() if k != "wording"}
+    assert same_rate([old, _row("alpha", "terse", 1, True)]) is True
+    assert "by wording" not in table([old])
+
+
 STAND_IN = """
 import http.server, json, sys
+args = sys.argv
+served = args[args.index("--alias") + 1] if "--alias" in args else args[args.index("-m") + 1]
 class Handler(http.server.BaseHTTPRequestHandler):
     def do_GET(self):
-        body = json.dumps({"data": [{"id": "local"}]} if "models" in self.path else {}).encode()
+        body = json.dumps({"data": [{"id": served}]} if "models" in self.path else {}).encode()
         self.send_response(200)
         self.end_headers()
         self.wfile.write(body)
@@ -121,3 +172,26 @@ def test_a_crashed_server_is_noticed_and_restarted(tmp_path: Path) -> None:
         server.restart()
         assert server.alive() and server.model_id == "local"
     assert not server.alive()
+
+
+def test_the_model_file_can_be_given_another_name(tmp_path: Path) -> None:
+    # as llama-server does, the stand-in serves the model under its path when given no alias
+    script = tmp_path / "stand_in.py"
+    script.write_text(STAND_IN)
+    binary = tmp_path / "llama-server"
+    binary.write_text(f'#!/bin/sh\nexec {sys.executable} {script} "$@"\n')
+    binary.chmod(0o755)
+    gguf = tmp_path / "cache" / "qwen2.5-coder-1.5b-instruct-q4_k_m.gguf"
+    gguf.parent.mkdir()
+    gguf.write_bytes(b"GGUF")
+    link = under_name(gguf, "model.gguf", folder=tmp_path / "scratch" / "model-files")
+    assert link.name == "model.gguf" and link.resolve() == gguf and link.read_bytes() == b"GGUF"
+    assert under_name(gguf, "model.gguf", folder=link.parent) == link  # again: replaced
+    for bad in ("", "a/b.gguf", ".."):
+        with pytest.raises(SystemExit, match="plain file name"):
+            under_name(gguf, bad, folder=link.parent)
+    with ModelServer(link, binary, log=tmp_path / "server.log", alias=None, threads=1) as server:
+        assert server.model_id == str(link) and "qwen" not in server.model_id
+    with ModelServer(link, binary, log=tmp_path / "server.log", alias="local",
+                     threads=1) as server:
+        assert server.model_id == "local"

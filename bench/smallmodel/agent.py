@@ -32,6 +32,7 @@ class Outcome:
     wall_s: float
     exit_code: int | None  # None: killed at the timeout
     timed_out: bool
+    wording: str = "direct"  # which of the task's wordings the request was put in
     prompt_tokens: int = 0
     completion_tokens: int = 0
     steps: int = 0
@@ -101,9 +102,9 @@ def _environment(setup: Setup, home: Path) -> dict[str, str]:
 
 
 def _run_agent(
-    task: Task, setup: Setup, *, project: Path, env: dict[str, str], log: Path
+    prompt: str, setup: Setup, *, project: Path, env: dict[str, str], log: Path
 ) -> tuple[int | None, float]:
-    command = [sys.executable, "-m", "totem", "run", "--yes", "--format", "json", task.prompt]
+    command = [sys.executable, "-m", "totem", "run", "--yes", "--format", "json", prompt]
     started = time.monotonic()
     with log.open("wb") as out, log.with_suffix(".stderr").open("wb") as err:
         process = subprocess.Popen(
@@ -130,20 +131,27 @@ def _kill_group(process: subprocess.Popen[bytes]) -> None:
         process.wait()
 
 
-def run_task(task: Task, setup: Setup, *, model: str, round_no: int) -> Outcome:
-    """Runs `task` once under `setup` and judges the result."""
+def run_task(
+    task: Task, setup: Setup, *, model: str, round_no: int, wording: str = "direct"
+) -> Outcome:
+    """Runs `task` once, put in `wording`, under `setup` and judges the result; the
+    transcript goes to `setup.transcripts`/WORDING/TASK.jsonl."""
+    prompt = task.wordings[wording].prompt
     project, home = _fresh_dirs(setup.scratch)
     task.materialise(project)
     _git_commit(project)
-    setup.transcripts.mkdir(parents=True, exist_ok=True)
-    log = setup.transcripts / f"{task.name}.jsonl"
-    code, wall = _run_agent(task, setup, project=project, env=_environment(setup, home), log=log)
+    folder = setup.transcripts / wording
+    folder.mkdir(parents=True, exist_ok=True)
+    log = folder / f"{task.name}.jsonl"
+    code, wall = _run_agent(prompt, setup, project=project, env=_environment(setup, home),
+                            log=log)
     outcome = Outcome(task=task.name, model=model, round=round_no, passed=False, reason="",
-                      wall_s=round(wall, 1), exit_code=code, timed_out=code is None)
+                      wall_s=round(wall, 1), exit_code=code, timed_out=code is None,
+                      wording=wording)
     read_events(log, into=outcome)
     dump_messages(home, log.with_suffix(".messages.json"))
     try:
-        verdict = task.check(project, outcome.answer)
+        verdict = task.judge(project, outcome.answer, wording=wording)
     except Exception as exc:  # a check that crashes on odd output is a failed task
         verdict = f"check raised {type(exc).__name__}: {exc}"
     outcome.passed = verdict is None
@@ -157,15 +165,13 @@ def warm_up(setup: Setup) -> float:
     it the first task alone pays for them. Returns its wall seconds."""
     project, home = _fresh_dirs(setup.scratch)
     # a Python file, as most fixtures have: a folder without one gets another system prompt
-    warm = Task(name="_warm_up", prompt="Reply with the single word: ready",
-                files={"main.py": "print('hi')\n"}, steps=0,
-                check=lambda root, answer: None, solve=lambda root: "ready")
-    warm.materialise(project)
+    (project / "main.py").write_text("print('hi')\n")
     _git_commit(project)
     setup.transcripts.mkdir(parents=True, exist_ok=True)
     slow = replace(setup, timeout=max(setup.timeout, 900))
     log = setup.transcripts / "_warm_up.jsonl"
-    _, wall = _run_agent(warm, slow, project=project, env=_environment(slow, home), log=log)
+    _, wall = _run_agent("Reply with the single word: ready", slow, project=project,
+                         env=_environment(slow, home), log=log)
     return wall
 
 

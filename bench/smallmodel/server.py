@@ -25,6 +25,20 @@ def model_paths(model: str, *, repo: Path) -> tuple[Path, Path]:
     return Path(lines[-2]), Path(lines[-1])
 
 
+def under_name(gguf: Path, name: str, *, folder: Path) -> Path:
+    """`gguf` as `folder`/`name` (a symbolic link), so that the server is given a model file
+    of that name: what the server reports (its `/props` model path, its model id without an
+    alias) then says nothing of the original name."""
+    if not name or "/" in name or name in {".", ".."}:
+        raise SystemExit(f"--model-file wants a plain file name, not {name!r}")
+    folder.mkdir(parents=True, exist_ok=True)
+    link = folder / name
+    if link.is_symlink() or link.exists():
+        link.unlink()
+    link.symlink_to(gguf.resolve())
+    return link
+
+
 def _free_port() -> int:
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))

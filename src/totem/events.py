@@ -18,6 +18,7 @@ __all__ = [
     "FinishReason",
     "Notice",
     "PermissionAsked",
+    "PlanProposed",
     "QuestionAsked",
     "ReasoningDelta",
     "RunFinished",
@@ -156,6 +157,16 @@ class Notice:
 
 
 @dataclass(slots=True)
+class PlanProposed:
+    """A plan-mode run ended with this plan: the person approves it (the session goes on
+    in the default mode with `steps` as its task list), edits it, or keeps planning."""
+
+    text: str
+    steps: list[str]
+    type: Literal["plan"] = "plan"
+
+
+@dataclass(slots=True)
 class RunFinished:
     reason: FinishReason
     detail: str = ""
@@ -178,6 +189,7 @@ Event: TypeAlias = (
     | AgentEvent
     | StepFinished
     | Notice
+    | PlanProposed
     | RunFinished
 )
 

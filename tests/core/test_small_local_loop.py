@@ -91,82 +91,12 @@ def test_constrained_steps_run_tools_and_the_run_ends(tmp_path: Path) -> None:
     assert events[-1] == RunFinished("finished", "", 2, events[-1].usage)
 
 
-def test_the_files_are_read_ahead_and_a_change_must_be_a_call(tmp_path: Path) -> None:
-    answers = [_step('{"tool": "edit", "args": {"path": "README.md", "old_string": "jam", '
-                     '"new_string": "marmalade"}}'),
-               _step('{"answer": "Done: README.md says marmalade-making."}')]
-    with LlamaLike(answers) as server:
-        events = _run(tmp_path, server.base_url, "Change jam to marmalade in the README.")
-        bodies = server.bodies
-    first = bodies[0]["messages"]
-    # before its first step the model has the listing and the file, as calls of its own
-    assert json.loads(first[-2]["content"].splitlines()[0]) == {
-        "tool": "glob", "args": {"pattern": "**/*"}}
-    assert "A tiny jam-making library." in first[-1]["content"]
-    assert "The request is: Change jam to marmalade in the README." in first[-1]["content"]
-    # asked for a change, the first step may not be an answer
-    options = bodies[0]["response_format"]["json_schema"]["schema"]["anyOf"]
-    assert all("tool" in o["properties"] for o in options)
-    assert "answer" in json.dumps(bodies[1]["response_format"])
-    assert [s.name for s in _of(events, ToolStart)] == ["glob", "read", "edit"]
-    assert "marmalade-making" in (tmp_path / "project" / "README.md").read_text()
-    assert isinstance(events[-1], RunFinished) and events[-1].reason == "finished"
-
-
-@pytest.mark.parametrize("request_text", [
-    "What kind of library is this project?",
-    "What does this project do? Answer in one or two sentences.",
-    # the real 0.5B model edited the test file when asked this
-    "Run this project's tests and tell me how many of them fail.",
-])
-def test_a_request_that_changes_nothing_is_offered_no_tool_that_changes_files(
-    tmp_path: Path, request_text: str
-) -> None:
-    answers = [_step('{"answer": "It is a jam-making library."}')] * 3
-    with LlamaLike(answers) as server:
-        _run(tmp_path, server.base_url, request_text)
-        body = server.bodies[0]
-    offered = [o["properties"]["tool"]["const"]
-               for o in body["response_format"]["json_schema"]["schema"]["anyOf"]
-               if "tool" in o["properties"]]
-    assert "read" in offered and "grep" in offered and "bash" in offered
-    assert "edit" not in offered and "write" not in offered
-    assert "- edit(" not in body["messages"][0]["content"]
-
-
-def test_asked_to_run_the_tests_totem_runs_them_and_the_first_step_is_the_answer(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """The real 0.5B, shown the test file, read it again and again; shown the run's output
-    and asked for the answer, it gave the count."""
-    import os
-    import sys
-
-    monkeypatch.setenv("PATH", f"{Path(sys.executable).parent}:{os.environ['PATH']}")
-    tests = ("def test_one():\n    assert 1 + 1 == 2\n\n\n"
-             "def test_two():\n    assert 2 * 2 == 5\n")
-    answers = [_step('{"answer": "1 failed, 1 passed."}')]
-    with LlamaLike(answers) as server:
-        events = _run(tmp_path, server.base_url,
-                      "Run this project's tests and tell me how many of them fail.",
-                      files={"tests/test_jam.py": tests})
-        body = server.bodies[0]
-    assert [(s.name, s.input) for s in _of(events, ToolStart)] == [
-        ("glob", {"pattern": "**/*"}),
-        ("bash", {"command": "python -m pytest -q -p no:cacheprovider --tb=no"})]
-    options = body["response_format"]["json_schema"]["schema"]["anyOf"]
-    assert options == [{"type": "object", "properties": {"answer": {"type": "string"}},
-                        "required": ["answer"], "additionalProperties": False}]
-    last = body["messages"][-1]["content"]
-    assert "1 failed, 1 passed" in last and "how many passed, how many failed" in last
-    assert isinstance(events[-1], RunFinished) and events[-1].reason == "finished"
-
-
 def test_held_steps_drop_the_warning_that_the_model_calls_tools_badly(tmp_path: Path) -> None:
     def warned(options: dict[str, Any]) -> bool:
         answers = [_step('{"answer": "Hello."}')]
         with LlamaLike(answers) as server:
-            events = _run(tmp_path, server.base_url, "hi", options=options,
+            events = _run(tmp_path, server.base_url, "hi",
+                          options={**options, "read_ahead": False},
                           model="qwen2.5-coder-0.5b-instruct")
         return any("known not to call tools reliably" in n.text for n in _of(events, Notice))
 
@@ -177,7 +107,8 @@ def test_held_steps_drop_the_warning_that_the_model_calls_tools_badly(tmp_path: 
 def test_native_mode_sends_tools_and_is_still_bounded(tmp_path: Path) -> None:
     answers = [Answer(200, sse(delta("Hello."), delta(finish="stop")), "text/event-stream")]
     with LlamaLike(answers) as server:
-        events = _run(tmp_path, server.base_url, "hi", options={"tool_mode": "native"})
+        events = _run(tmp_path, server.base_url, "hi", 
+                      options={"tool_mode": "native", "read_ahead": False})
         body = server.bodies[0]
     assert body["tools"] and "response_format" not in body
     assert body["temperature"] == 0.2 and body["max_tokens"] <= 2048
@@ -192,7 +123,8 @@ def test_repeated_native_calls_end_the_answer_and_the_model_is_told(tmp_path: Pa
                Answer(200, sse(delta("It is Marmalade."), delta(finish="stop")),
                       "text/event-stream")]
     with LlamaLike(answers) as server:
-        events = _run(tmp_path, server.base_url, "name?", options={"tool_mode": "native"})
+        events = _run(tmp_path, server.base_url, "name?", 
+                      options={"tool_mode": "native", "read_ahead": False})
         second = server.bodies[1]["messages"]
     assert len(_of(events, ToolStart)) == 1
     notices = [n.text for n in _of(events, Notice)]
@@ -207,7 +139,8 @@ def test_a_request_past_the_window_is_compacted_and_asked_again(tmp_path: Path) 
                _step("Earlier the person asked questions."),  # the summary
                _step('{"answer": "Done."}')]
     with LlamaLike(answers) as server:
-        events = _run(tmp_path, server.base_url, "summarise", history=1)
+        events = _run(tmp_path, server.base_url, "summarise", history=1,
+                      options={"read_ahead": False})
         bodies = server.bodies
     assert len(bodies) == 3
     assert "summary" in bodies[1]["messages"][0]["content"]
@@ -224,7 +157,8 @@ def test_a_server_that_breaks_off_midway_is_asked_for_a_whole_answer(tmp_path: P
                     "text/event-stream", cut=True)
     answers = [broken, Answer(200, whole("It is Marmalade."))]
     with LlamaLike(answers) as server:
-        events = _run(tmp_path, server.base_url, "name?", options={"tool_mode": "native"})
+        events = _run(tmp_path, server.base_url, "name?", 
+                      options={"tool_mode": "native", "read_ahead": False})
         bodies = server.bodies
     assert bodies[0]["stream"] is True and bodies[1]["stream"] is False
     assert "stream_options" not in bodies[1]
@@ -234,25 +168,104 @@ def test_a_server_that_breaks_off_midway_is_asked_for_a_whole_answer(tmp_path: P
     assert events[-1].reason == "finished"
 
 
-def test_the_first_change_goes_where_the_request_says_and_a_given_line_done_is_answered(
-    tmp_path: Path,
-) -> None:
-    """The real 0.5B, asked to create NOTES.md with one given line, edited README.md (the
-    file it was shown) three times; held to writing NOTES.md it wrote the line, then edited
-    it twenty times ("the 14th", "the 15th" ...) until it was told to say what was done."""
-    line = "Release 4.2 ships on Friday the 13th."
-    answers = [_step(json.dumps({"tool": "write", "args": {"path": "NOTES.md",
-                                                           "content": line}})),
-               _step('{"answer": "NOTES.md holds the line."}')]
+
+
+def _plan(kind: str, *files: str) -> Answer:
+    return _step(json.dumps({"files": list(files), "new_files": [], "kind": kind}))
+
+
+def test_the_plan_is_asked_first_and_its_files_are_read_ahead(tmp_path: Path) -> None:
+    answers = [_plan("change", "README.md"),
+               _step('{"tool": "edit", "args": {"path": "README.md", "old_string": "jam", '
+                     '"new_string": "marmalade"}}'),
+               _step('{"answer": "Done: README.md says marmalade-making."}')]
     with LlamaLike(answers) as server:
-        events = _run(tmp_path, server.base_url,
-                      f"Create a file named NOTES.md that contains exactly this one line: {line}")
-        first, second = server.bodies
-    options = first["response_format"]["json_schema"]["schema"]["anyOf"]
-    assert [(o["properties"]["tool"]["const"], o["properties"]["args"]["properties"]["path"])
-            for o in options] == [("write", {"enum": ["NOTES.md"]})]
-    done = second["response_format"]["json_schema"]["schema"]["anyOf"]
-    assert [list(o["properties"]) for o in done] == [["answer"]]
-    assert "That did what the request asks" in second["messages"][-1]["content"]
-    assert (tmp_path / "project" / "NOTES.md").read_text().strip() == line
+        events = _run(tmp_path, server.base_url, "the readme should say marmalade, not jam",
+                      files={"notes.txt": "nothing\n"})
+        bodies = server.bodies
+    plan = bodies[0]
+    schema = plan["response_format"]["json_schema"]["schema"]
+    assert schema["properties"]["files"]["items"] == {"enum": ["README.md", "notes.txt"]}
+    assert schema["properties"]["kind"] == {"enum": ["question", "change"]}
+    assert "the readme should say marmalade, not jam" in plan["messages"][-1]["content"]
+    first = bodies[1]["messages"]
+    assert json.loads(first[-2]["content"].splitlines()[0]) == {
+        "tool": "glob", "args": {"pattern": "**/*"}}
+    assert "A tiny jam-making library." in first[-1]["content"]
+    # a change was planned: the first step may not be an answer
+    options = bodies[1]["response_format"]["json_schema"]["schema"]["anyOf"]
+    assert all("tool" in o["properties"] for o in options)
+    assert "answer" in json.dumps(bodies[2]["response_format"])
+    assert [s.name for s in _of(events, ToolStart)][-1] == "edit"
+    assert "marmalade-making" in (tmp_path / "project" / "README.md").read_text()
+    assert any("The model's plan: a change (README.md)" in n.text for n in _of(events, Notice))
     assert isinstance(events[-1], RunFinished) and events[-1].reason == "finished"
+
+
+@pytest.mark.parametrize("request_text", [
+    "What kind of library is this project?",
+    "was macht dieses Projekt?",
+    "Run this project's tests and tell me how many of them fail.",
+])
+def test_a_question_plan_offers_no_tool_that_changes_files(
+    tmp_path: Path, request_text: str
+) -> None:
+    answers = [_plan("question", "README.md"), _step('{"answer": "A jam-making library."}')]
+    with LlamaLike(answers) as server:
+        _run(tmp_path, server.base_url, request_text)
+        body = server.bodies[1]
+    offered = [o["properties"]["tool"]["const"]
+               for o in body["response_format"]["json_schema"]["schema"]["anyOf"]
+               if "tool" in o["properties"]]
+    assert "read" in offered and "grep" in offered and "bash" in offered
+    assert "edit" not in offered and "write" not in offered
+    assert "- edit(" not in body["messages"][0]["content"]
+
+
+def test_a_plan_that_is_not_a_plan_leaves_the_run_as_it_is(tmp_path: Path) -> None:
+    answers = [_step('{"answer": "hello"}'), _step('{"answer": "It is Marmalade."}')]
+    with LlamaLike(answers) as server:
+        events = _run(tmp_path, server.base_url, "name of this?")
+        body = server.bodies[1]
+    offered = [o["properties"].get("tool", {}).get("const")
+               for o in body["response_format"]["json_schema"]["schema"]["anyOf"]]
+    assert "edit" in offered and None in offered  # every tool, and the answer
+    assert isinstance(events[-1], RunFinished) and events[-1].reason == "finished"
+
+
+def test_after_a_change_the_project_s_tests_run_and_their_failure_goes_back(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import os
+    import sys
+
+    monkeypatch.setenv("PATH", f"{Path(sys.executable).parent}:{os.environ['PATH']}")
+    files = {"slug.py": "def slug(s):\n    return s.replace(' ', '-')\n",
+             "test_slug.py": "from slug import slug\n\n\ndef test_lower():\n"
+                             "    assert slug('A B') == 'a-b'\n"}
+    fixed = "def slug(s):\n    return s.lower().replace(' ', '-')\n"
+    edit_test = {"tool": "edit", "args": {"path": "test_slug.py", "old_string": "'a-b'",
+                                          "new_string": "'A-B'"}}
+    answers = [_plan("change", "slug.py"),
+               _step(json.dumps({"tool": "edit", "args": {
+                   "path": "slug.py", "old_string": "s.replace",
+                   "new_string": "s.strip().replace"}})),
+               _step('{"answer": "Fixed."}'),
+               _step(json.dumps(edit_test)),
+               _step(json.dumps({"tool": "write",
+                                 "args": {"path": "slug.py", "content": fixed}})),
+               _step('{"answer": "slug lower-cases now."}')]
+    with LlamaLike(answers) as server:
+        events = _run(tmp_path, server.base_url, "slugs must be lower case", files=files)
+        bodies = server.bodies
+    ends = _of(events, ToolEnd)
+    runs = [e for e in ends if e.name == "bash"]
+    # ahead (fails), after the first answer (still fails), after the fix (passes)
+    assert [r.is_error for r in runs][0] is True and runs[-1].is_error is False
+    nudge = [m["content"] for m in bodies[3]["messages"] if m["role"] == "user"][-1]
+    assert "The tests are correct, don't try and change them." in nudge
+    refused = [e for e in ends if e.name == "edit" and "is a test, and the tests are correct"
+               in e.output]
+    assert refused, [e.output for e in ends]
+    assert (tmp_path / "project" / "slug.py").read_text() == fixed
+    assert events[-1].reason == "finished"

@@ -14,7 +14,8 @@ from totem.store.sqlite import SqliteStore
 from totem.testing.scripted import ScriptedProvider, call, reply
 
 SMALL = "qwen2.5-coder-0.5b-instruct"
-SMALL_PROMPT = (Path(__file__).parents[2] / "src/totem/prompt/small.txt").read_text().strip()
+SMALL_PROMPT = (Path(__file__).parents[2]
+                / "src/totem/smallmodel/texts/system.txt").read_text().strip()
 
 
 def agent_for(tmp_path: Path, root: Path, model: str) -> Agent:

@@ -64,7 +64,12 @@ def test_the_small_model_served_as_local_takes_constrained_steps(
         if event["type"] in ("tool_start", "tool_end", "notice", "run_finished"):
             print(json.dumps(event)[:300])
     # the request: constrained steps, calm and bounded, no native tools
-    steps = [(b, a) for b, a in zip(bodies, answers, strict=True) if "response_format" in b]
+    held = [(b, a) for b, a in zip(bodies, answers, strict=True) if "response_format" in b]
+    # the plan step comes first: what the request needs, held to its own schema
+    plans = [(b, a) for b, a in held
+             if "kind" in b["response_format"]["json_schema"]["schema"].get("properties", {})]
+    assert plans and json.loads(_streamed_text(plans[0][1]))["kind"] in ("question", "change")
+    steps = [(b, a) for b, a in held if (b, a) not in plans]
     assert steps, f"no constrained request: {[sorted(b) for b in bodies]} {done.stderr[-2000:]}"
     first = steps[0][0]
     assert "tools" not in first and first["temperature"] == 0.2
@@ -116,11 +121,16 @@ def test_a_change_asked_of_the_small_model_starts_from_the_files_read_ahead(
     # totem listed the project and read notes.txt before the model's first step
     assert [(s["name"], s["input"].get("path")) for s in starts[:2]] == [
         ("glob", None), ("read", "notes.txt")], starts[:4]
-    first = next(b for b in bodies if "response_format" in b)
+    first = next(b for b in bodies if "anyOf" in
+                 b.get("response_format", {}).get("json_schema", {}).get("schema", {}))
     assert "first note" in json.dumps(first["messages"])
-    # asked for a change, its first step could only be a call
+    # where the model's plan said a change, its first step could only be a call
+    planned = [e["text"] for e in events if e["type"] == "notice"
+               and e["text"].startswith("The model's plan:")]
+    assert planned, events[:10]
     options = first["response_format"]["json_schema"]["schema"]["anyOf"]
-    assert all("tool" in o["properties"] for o in options)
+    if "a change" in planned[0]:
+        assert all("tool" in o["properties"] for o in options)
     assert len(starts) > 2, events[:20]
     assert any(e["type"] == "run_finished" for e in events), events[-3:]
     assert done.returncode in (0, 3, 4)

@@ -41,27 +41,31 @@ def test_a_claimed_fix_that_was_never_made_exits_4(tmp_path: Path) -> None:
     (tmp_path / "project").mkdir()
     (tmp_path / "project" / "utils.py").write_text("def recieve(data):\n    return data\n")
     said = "I have already fixed the typo in utils.py."
-    done, chats, root = run(tmp_path, [{"text": said}] * 3,
+    plan = {"text": json.dumps({"files": ["utils.py"], "new_files": [], "kind": "change"})}
+    done, chats, root = run(tmp_path, [plan, *[{"text": said}] * 3],
                             "Fix the typo 'recieve' in utils.py.")
     assert done.returncode == 4, done.stderr
     end = json.loads(done.stdout.splitlines()[-2])  # the last line is the result object
     assert end["type"] == "run_finished" and end["reason"] == "unverified"
     assert "recieve" in (root / "utils.py").read_text()
-    first = chats[0]
+    assert "tools" not in chats[0]  # the plan step: what the request needs, as JSON
+    first = chats[1]
     assert [t["function"]["name"] for t in first["tools"]] == [
         "read", "glob", "grep", "edit", "write", "bash"]
     assert first["messages"][0]["content"].startswith("You are totem. You work on the files")
     # the file was read ahead for it, so it is not told to look but to make the change
     assert "def recieve(data):" in json.dumps(first["messages"])
-    nudge = chats[1]["messages"][-1]["content"]
-    assert nudge.startswith("Nothing has been done yet, but the request asks for it")
-    assert len(chats) == 3  # two nudges, then the answer is not passed off as success
+    nudge = chats[2]["messages"][-1]["content"]
+    assert nudge.startswith("Nothing has been changed yet, but you said this request needs")
+    assert len(chats) == 4  # the plan, two nudges, then the answer is not passed off as success
 
 
 def test_an_xml_call_printed_as_the_answer_is_run(tmp_path: Path) -> None:
     (tmp_path / "project").mkdir()
     (tmp_path / "project" / "old_backup.py").write_text("x = 1\n")
-    turns = [{"text": '<tools><bash command="rm old_backup.py" timeout="10"/></tools>'},
+    turns = [{"text": json.dumps({"files": ["old_backup.py"], "new_files": [],
+                                  "kind": "change"})},
+             {"text": '<tools><bash command="rm old_backup.py" timeout="10"/></tools>'},
              {"text": "Deleted old_backup.py."}]
     done, _, root = run(tmp_path, turns, "--yes", "Delete the file old_backup.py.")
     assert done.returncode == 0, done.stderr

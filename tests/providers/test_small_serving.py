@@ -59,6 +59,10 @@ def test_recorded_llama_props_name_the_model_file_and_the_real_window() -> None:
     assert profile_for("local").family == "unknown"
     served = profile_for_served("local", facts.names)
     assert served.family == "qwen2.5-coder-small" and served.small
+    # what decides: the parameter count and the chat template the server gave
+    assert facts.params == 630_167_424 and facts.family == "qwen2.5"
+    sized = profile_for_served("local", (), params=facts.params, family=facts.family)
+    assert sized.family == "qwen2.5-small" and sized.small
 
 
 def test_a_known_served_name_wins_over_the_file_name() -> None:
@@ -316,7 +320,8 @@ def test_step_request_on_the_wire_has_the_schema_and_no_native_tools() -> None:
     assert 'You have the result of read {"path": "README.md"} above.' in result["content"]
     # the request is said again next to the results: small models lose it
     assert "The request is: What is this project?" in result["content"]
-    assert result["content"].endswith('When it is done, answer with {"answer": "..."}.')
+    assert result["content"].endswith(
+        'written in the form the request asks for, if it asks for one.')
     held = to_wire(step_request(request, engine="llamacpp", answer=False))
     options = held["response_format"]["json_schema"]["schema"]["anyOf"]
     assert all("tool" in o["properties"] for o in options)  # a call, never an answer

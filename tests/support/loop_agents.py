@@ -14,7 +14,9 @@ from totem.events import Event
 from totem.policy.permission import Mode, PermissionService, Rule
 from totem.providers.base import Provider
 from totem.providers.catalog.profiles import profile_for
+from totem.run.assist import AssistedRun, AssistFactory, RunAssist
 from totem.run.loop import Agent, run_events
+from totem.smallmodel.assist import SmallModelAssist
 from totem.store.sqlite import SqliteStore
 from totem.tools.base import Tool, ToolContext, ToolResult
 
@@ -59,8 +61,10 @@ def make_agent(
     rules: Sequence[Rule] = (),
     max_steps: int = 50,
     store: SqliteStore | None = None,
+    look_ahead: bool = False,
 ) -> Agent:
     store = store or SqliteStore(tmp / "store.db")
+    profile = profile_for(model)
     root = tmp / "project"
     root.mkdir(exist_ok=True)
     permission = PermissionService(rules=rules, mode=mode, project=str(root), memory=store)
@@ -68,14 +72,23 @@ def make_agent(
         provider=provider,
         model=model,
         label=f"test/{model}",
-        profile=profile_for(model),
+        profile=profile,
         tools=list(tools) if tools is not None else [EchoTool(), GuardedTool()],
         store=store,
         root=root,
         permission=permission,
         system="You are a test.",
         max_steps=max_steps,
+        # as the session gives it (session/service.py), without looking ahead
+        assist=small_assist(look_ahead=look_ahead) if profile.small else None,
     )
+
+
+def small_assist(*, look_ahead: bool) -> AssistFactory:
+    def make(run: AssistedRun) -> RunAssist:
+        return SmallModelAssist(run, look_ahead=look_ahead)
+
+    return make
 
 
 def run_once(agent: Agent, text: str, session_id: str | None = None) -> tuple[str, list[Event]]:

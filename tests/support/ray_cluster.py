@@ -95,6 +95,9 @@ def _serve(cpus: int, temp: str) -> None:
 
     from ray.cluster_utils import Cluster
 
+    # Ray writes the address of its newest cluster to /tmp/ray/ray_current_cluster, whatever
+    # temp_dir says, and fails on a machine where that folder was never made
+    Path("/tmp/ray").mkdir(exist_ok=True)
     cluster = Cluster(initialize_head=True, shutdown_at_exit=True, head_node_args={
         "num_cpus": 0, "node_ip_address": "127.0.0.1", "include_dashboard": False,
         "temp_dir": temp})

@@ -6,11 +6,12 @@ import re
 
 import pytest
 
+from totem.smallmodel.surface import SMALL_TOOLS
+from totem.smallmodel.surface import tool_text as small_text
 from totem.tools.base import tool_spec
 from totem.tools.patch import DESCRIPTION
 from totem.tools.patch_format import plan_patch
 from totem.tools.registry import builtin_tools
-from totem.tools.small import SMALL_TOOLS, small_text
 
 # what a template looks like: "(optional)", "<name>", a line ending in a bare ": path"
 PLACEHOLDER = re.compile(r"\(optional\)|<[a-z_ ]+>|:\s*(?:path|new/path|name)\s*$", re.I | re.M)

@@ -1,7 +1,6 @@
 from __future__ import annotations
 
 import base64
-import dataclasses
 from pathlib import Path
 
 import pytest
@@ -169,23 +168,3 @@ def test_image_for_a_model_without_vision_is_a_clear_text(
     assert result.images == [] and "does not take images" in result.output
 
 
-def test_a_request_about_a_typo_names_the_misspelled_words(
-    project: Path, ctx: ToolContext, call: Call
-) -> None:
-    """What the 1.5B model could not see by itself: which word of README.md is wrong."""
-    (project / "README.md").write_text(
-        "# Courier\n\nCourier moves parcels.\n\nEach depot will recieve a manifest.\n")
-    asked = dataclasses.replace(ctx, request="Fix the typo in README.md.")
-    shown = call(Read(), asked, path="README.md").output
-    assert "[Misspelled words in this file: line 5: recieve (should be receive).]" in shown
-    other = dataclasses.replace(ctx, request="What does README.md say about depots?")
-    assert "Misspelled" not in call(Read(), other, path="README.md").output
-    assert "Misspelled" not in call(Read(), ctx, path="README.md").output
-
-
-def test_a_file_without_known_misspellings_gets_no_note(
-    project: Path, ctx: ToolContext, call: Call
-) -> None:
-    (project / "m.py").write_text("def parse_duration(text):\n    return int(text)  # sekonds\n")
-    asked = dataclasses.replace(ctx, request="There is a spelling mistake in m.py; fix it.")
-    assert "Misspelled" not in call(Read(), asked, path="m.py").output

@@ -81,8 +81,10 @@ def test_edit_creates_a_missing_file_with_empty_old_string(
     result = call(Edit(), ctx, path="pkg/new.py", old_string="", new_string="x = 1\n")
     assert result.output == "Created pkg/new.py (1 line)."
     assert (project / "pkg/new.py").read_text() == "x = 1\n"
-    with pytest.raises(ToolError, match="already exists"):
-        call(Edit(), ctx, path="pkg/new.py", old_string="", new_string="y")
+    # on a file that has text, an empty old_string adds new_string at the end
+    added = call(Edit(), ctx, path="pkg/new.py", old_string="", new_string="y = 2")
+    assert added.output.startswith("[old_string was empty, so new_string was added at the end")
+    assert (project / "pkg/new.py").read_text() == "x = 1\ny = 2\n"
 
 
 def test_edit_missing_file_suggests_names(project: Path, ctx: ToolContext, call: Call) -> None:

@@ -10,7 +10,14 @@ ORIGINAL = (
     "if __name__ == '__main__':\n    print(summary(['a', 'b']))\n"
 )
 FILES = {"report.py": ORIGINAL}
-PROMPT = "Running python report.py fails with NameError: name 'json' is not defined. Fix it."
+PROMPTS = {
+    "direct": "Running python report.py fails with NameError: name 'json' is not defined. Fix it.",
+    "terse": "python report.py -> NameError: name 'json' is not defined. fix pls",
+    "indirect": (
+        "I get NameError: name 'json' is not defined from report.py; the module it uses was "
+        "never imported."
+    ),
+}
 
 
 def check(root: Path, answer: str) -> str | None:

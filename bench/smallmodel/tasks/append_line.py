@@ -7,7 +7,13 @@ from bench.smallmodel.checks import read, unchanged
 STEPS = 2
 ORIGINAL = "__pycache__/\n.venv/\ndist/\n"
 FILES = {".gitignore": ORIGINAL, "main.py": "print('hi')\n"}
-PROMPT = "Add *.log as a new last line of .gitignore."
+PROMPTS = {
+    "direct": "Add *.log as a new last line of .gitignore.",
+    "terse": "gitignore needs *.log at the end",
+    "indirect": "Don't touch main.py. .gitignore should end with the line *.log, after dist/.",
+    "other": "Ajoute la ligne *.log à la fin du fichier .gitignore.",
+}
+KEEP = {"indirect": ('main.py',)}
 
 
 def check(root: Path, answer: str) -> str | None:

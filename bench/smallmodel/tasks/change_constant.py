@@ -12,7 +12,15 @@ FILES = {
     "def too_big(size_mb):\n    return size_mb > MAX_UPLOAD_MB\n",
     "README.md": "# Drop\n\nA file drop service.\n",
 }
-PROMPT = "Raise the maximum upload size from 25 MB to 100 MB."
+PROMPTS = {
+    "direct": "Raise the maximum upload size from 25 MB to 100 MB.",
+    "terse": "upload limit 25mb -> 100mb",
+    "indirect": (
+        "Users can't upload files over 25 MB; they should be able to upload up to 100 MB. "
+        "README.md is fine as it is."
+    ),
+}
+KEEP = {"indirect": ('README.md',)}
 PROBE = (
     "from uploads import limits; from uploads.handler import too_big; "
     "assert limits.MAX_UPLOAD_MB == 100 and limits.MAX_FILES == 10 and limits.CHUNK_KB == 512; "

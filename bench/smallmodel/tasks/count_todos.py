@@ -3,6 +3,7 @@
 from pathlib import Path
 
 from bench.smallmodel.checks import mentions_number, unchanged
+from bench.smallmodel.forms import JsonField
 
 STEPS = 2
 FILES = {
@@ -11,7 +12,17 @@ FILES = {
     "src/sub/c.py": "# TODO: tests\n# TODO: docs\ny = 2\n# TODO: remove\n",
     "docs/plan.md": "TODO: write the plan\nTODO: review\n",
 }
-PROMPT = "How many TODO comments are there in the src folder?"
+PROMPTS = {
+    "direct": "How many TODO comments are there in the src folder?",
+    "terse": 'todos in src/ only? reply json {"todos": n}',
+    "indirect": (
+        "The docs folder has TODOs too, but those don't count: I only want the number of TODO "
+        "comments under src/."
+    ),
+}
+FORMS = {"terse": JsonField("todos")}
+VALUE = "6"
+ALIASES = ('six',)
 
 
 def check(root: Path, answer: str) -> str | None:

@@ -10,7 +10,16 @@ FILES = {
     "notes.txt": "current notes\n",
     "main.py": "print('ok')\n",
 }
-PROMPT = "Delete the file old_notes.txt, it is no longer needed."
+PROMPTS = {
+    "direct": "Delete the file old_notes.txt, it is no longer needed.",
+    "terse": "rm old_notes.txt pls, not needed",
+    "indirect": (
+        "Don't delete notes.txt, it's current. old_notes.txt is not needed anymore though, get "
+        "rid of it."
+    ),
+    "other": "Supprime le fichier old_notes.txt, il ne sert plus à rien. Garde notes.txt.",
+}
+KEEP = {"indirect": ('notes.txt',), "other": ('notes.txt',)}
 
 
 def check(root: Path, answer: str) -> str | None:

@@ -16,7 +16,14 @@ FILES = {
     ),
     "README.md": "# Shelf\n\nKeeps a list of items in SQLite.\n",
 }
-PROMPT = "Which function in this project connects to Redis?"
+PROMPTS = {
+    "direct": "Which function in this project connects to Redis?",
+    "terse": "which func talks to redis",
+    "indirect": (
+        "I'm told something in here connects to Redis. Point me to the function that does it, "
+        "if there is one."
+    ),
+}
 INVENTED = re.compile(r"\w*redis\w*\(|\b\w+_redis\w*|\bredis_\w+|redis\.\w+", re.IGNORECASE)
 
 

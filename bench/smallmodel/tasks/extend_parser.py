@@ -15,10 +15,17 @@ ORIGINAL = '''def parse_duration(text):
     raise ValueError(f"unknown unit in {text!r}")
 '''
 FILES = {"timeparse.py": ORIGINAL}
-PROMPT = (
-    "parse_duration in timeparse.py should also accept hours, like '2h' (7200 seconds). "
-    "Add that; seconds and minutes must keep working."
-)
+PROMPTS = {
+    "direct": (
+        "parse_duration in timeparse.py should also accept hours, like '2h' (7200 seconds). "
+        "Add that; seconds and minutes must keep working."
+    ),
+    "terse": "timeparse.parse_duration: support hours too ('2h' = 7200), keep s and m",
+    "indirect": (
+        "parse_duration('2h') raises ValueError right now, but it ought to return 7200. '90s' "
+        "and '5m' work and must go on working."
+    ),
+}
 PROBE = (
     "from timeparse import parse_duration as p; "
     "assert p('2h') == 7200 and p('1h') == 3600 and p('90s') == 90 and p('5m') == 300\n"

@@ -3,6 +3,7 @@
 from pathlib import Path
 
 from bench.smallmodel.checks import unchanged
+from bench.smallmodel.forms import AnswerLine
 
 STEPS = 2
 FILES = {
@@ -15,7 +16,18 @@ FILES = {
     "src/finance/reports/monthly.py": "from finance.reconcile import LedgerReconciler\n",
     "docs/notes.md": "The LedgerReconciler matches entries.\n",
 }
-PROMPT = "Which file defines the LedgerReconciler class?"
+PROMPTS = {
+    "direct": "Which file defines the LedgerReconciler class?",
+    "terse": "where's LedgerReconciler defined",
+    "indirect": (
+        "LedgerReconciler is imported in cli.py and reports/monthly.py, but neither defines it. "
+        "I need the path of the file that does, from the project root, on a line in the form: "
+        "ANSWER: <path>"
+    ),
+    "other": "In welcher Datei ist die Klasse LedgerReconciler definiert?",
+}
+FORMS = {"indirect": AnswerLine()}
+VALUE = "src/finance/reconcile/engine.py"
 
 
 def check(root: Path, answer: str) -> str | None:

@@ -3,6 +3,7 @@
 from pathlib import Path
 
 from bench.smallmodel.checks import mentions_number, unchanged
+from bench.smallmodel.forms import OnlyValue
 
 STEPS = 2
 FILES = {
@@ -13,7 +14,17 @@ FILES = {
     "def paginate(rows, size=DEFAULT_PAGE_SIZE):\n    return rows[:size]\n",
     "README.md": "# Roster API\n\nLists users, page by page.\n",
 }
-PROMPT = "How many items does the API return per page by default?"
+PROMPTS = {
+    "direct": "How many items does the API return per page by default?",
+    "terse": "default page size of the api?",
+    "indirect": (
+        "Without a size given, the API returns some number of items per page. I need that "
+        "number; reply with just the number, nothing else."
+    ),
+    "other": "¿Cuántos elementos devuelve la API por página por defecto?",
+}
+FORMS = {"indirect": OnlyValue()}
+VALUE = "73"
 
 
 def check(root: Path, answer: str) -> str | None:

@@ -9,7 +9,15 @@ FILES = {
     "app.py": "from messages import GREETING\n\nprint(GREETING.format(name='world'))\n",
     "messages.py": "GREETING = 'Helo, {name}!'\nFAREWELL = 'Goodbye, {name}.'\n",
 }
-PROMPT = "python app.py prints 'Helo, world!' - fix the spelling so it says 'Hello, world!'."
+PROMPTS = {
+    "direct": "python app.py prints 'Helo, world!' - fix the spelling so it says 'Hello, world!'.",
+    "terse": "app.py says Helo, world! should be Hello, world!",
+    "indirect": (
+        "app.py is fine, leave it alone. But the greeting it prints is misspelt: 'Helo, world!' "
+        "where it should be 'Hello, world!'."
+    ),
+}
+KEEP = {"indirect": ('app.py',)}
 
 
 def check(root: Path, answer: str) -> str | None:

@@ -11,7 +11,16 @@ GOOD = (
     "Run `courier plan` to print the route.\n"
 )
 FILES = {"README.md": GOOD.replace("receive", "recieve"), "courier.py": "print('route')\n"}
-PROMPT = "There is a spelling mistake in README.md. Please fix it."
+PROMPTS = {
+    "direct": "There is a spelling mistake in README.md. Please fix it.",
+    "terse": "typo in readme, fix",
+    "indirect": (
+        "Leave courier.py alone; README.md has a misspelt word that should be corrected, and "
+        "nothing else in it should change."
+    ),
+    "other": "In README.md ist ein Rechtschreibfehler. Bitte korrigiere ihn.",
+}
+KEEP = {"indirect": ('courier.py',)}
 
 
 def check(root: Path, answer: str) -> str | None:

@@ -11,7 +11,14 @@ ORIGINAL = (
     "[cache]\nhost = cache.internal\ntimeout = 30\n"
 )
 FILES = {"app.ini": ORIGINAL}
-PROMPT = "Set the database timeout to 45 in app.ini. Leave the cache settings alone."
+PROMPTS = {
+    "direct": "Set the database timeout to 45 in app.ini. Leave the cache settings alone.",
+    "terse": "app.ini: database timeout 45, not cache",
+    "indirect": (
+        "The [cache] section of app.ini is right as it is. It's the database's timeout that's "
+        "wrong: it should be 45."
+    ),
+}
 EXPECTED = {
     "database": {"host": "db.internal", "timeout": "45", "pool": "5"},
     "cache": {"host": "cache.internal", "timeout": "30"},

@@ -14,7 +14,11 @@ DATA = {
     "dependencies": {"rich": "13.7.1"},
 }
 FILES = {"package.json": json.dumps(DATA, indent=2) + "\n"}
-PROMPT = "Bump the version in package.json to 1.5.0."
+PROMPTS = {
+    "direct": "Bump the version in package.json to 1.5.0.",
+    "terse": "package.json version -> 1.5.0",
+    "indirect": "package.json still says 1.4.2, but this release is 1.5.0.",
+}
 
 
 def check(root: Path, answer: str) -> str | None:

@@ -3,9 +3,23 @@
 from pathlib import Path
 
 from bench.smallmodel.checks import mentions_number, unchanged
+from bench.smallmodel.forms import AnswerLine
 
 STEPS = 1
-PROMPT = "What port does the web server listen on, according to this project's configuration?"
+PROMPTS = {
+    "direct": "What port does the web server listen on, according to this project's configuration?",
+    "terse": "web server port? answer with a line ANSWER: <port>",
+    "indirect": (
+        "The metrics port is not what I'm after. I want the port the web server itself listens "
+        "on, from the configuration."
+    ),
+    "other": (
+        "Sur quel port le serveur web écoute-t-il, d'après la configuration du projet ? Réponds "
+        "avec une ligne de la forme : ANSWER: <port>"
+    ),
+}
+FORMS = {"terse": AnswerLine(), "other": AnswerLine()}
+VALUE = "8437"
 FILES = {
     "config/server.ini": (
         "[server]\nhost = 0.0.0.0\nport = 8437\nworkers = 3\n\n"

@@ -3,9 +3,20 @@
 from pathlib import Path
 
 from bench.smallmodel.checks import mentions_number, unchanged
+from bench.smallmodel.forms import JsonField
 
 STEPS = 1
-PROMPT = "How many times does the uploader retry before it gives up?"
+PROMPTS = {
+    "direct": "How many times does the uploader retry before it gives up?",
+    "terse": "uploader retries before giving up?",
+    "indirect": (
+        "Not the downloader, the uploader: how many retries does it get before it gives up? "
+        'Reply with only a JSON object like {"retries": <n>}.'
+    ),
+}
+FORMS = {"indirect": JsonField("retries")}
+VALUE = "17"
+ALIASES = ('seventeen',)
 FILES = {
     "settings.json": (
         '{\n  "downloader": {"max_retries": 4, "timeout_s": 30},\n'

@@ -10,7 +10,16 @@ FILES = {
     "helpers.py": HELPERS,
     "main.py": "from helpers import shout\n\nprint(shout('ready'))\n",
 }
-PROMPT = "Rename helpers.py to text_helpers.py and update the import in main.py so it still runs."
+PROMPTS = {
+    "direct": (
+        "Rename helpers.py to text_helpers.py and update the import in main.py so it still runs."
+    ),
+    "terse": "mv helpers.py text_helpers.py and fix the import in main.py",
+    "indirect": (
+        "helpers.py should be called text_helpers.py from now on; main.py imports it and must "
+        "still run afterwards."
+    ),
+}
 
 
 def check(root: Path, answer: str) -> str | None:

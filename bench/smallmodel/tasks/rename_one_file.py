@@ -22,7 +22,20 @@ def longest(entries):
     return max(calc_ttl(h) for h in entries)
 '''
 FILES = {"cache_utils.py": ORIGINAL}
-PROMPT = "In cache_utils.py, rename the function calc_ttl to compute_ttl, and update its uses."
+PROMPTS = {
+    "direct": (
+        "In cache_utils.py, rename the function calc_ttl to compute_ttl, and update its uses."
+    ),
+    "terse": "calc_ttl -> compute_ttl in cache_utils.py, uses too",
+    "indirect": (
+        "calc_ttl is a bad name. In cache_utils.py the function and every call of it should say "
+        "compute_ttl instead."
+    ),
+    "other": (
+        "En cache_utils.py, cambia el nombre de la función calc_ttl a compute_ttl y actualiza "
+        "sus usos."
+    ),
+}
 PROBE = (
     "import cache_utils as c; assert c.compute_ttl(2) == 180; "
     "assert c.describe(0) == 'ttl=60s'; assert c.longest([1, 20]) == 600; "

@@ -14,7 +14,14 @@ FILES = {
         "if __name__ == '__main__':\n    print(report(7, 6))\n"
     ),
 }
-PROMPT = "Rename the function area_of to rectangle_area everywhere in this project."
+PROMPTS = {
+    "direct": "Rename the function area_of to rectangle_area everywhere in this project.",
+    "terse": "s/area_of/rectangle_area/ everywhere pls",
+    "indirect": (
+        "area_of isn't a good name for what it does; it should be rectangle_area, in shapes.py "
+        "and wherever it's called."
+    ),
+}
 
 
 def check(root: Path, answer: str) -> str | None:

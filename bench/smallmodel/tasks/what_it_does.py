@@ -17,7 +17,14 @@ FILES = {
     "glyphs/__main__.py": "import sys\n\nfrom glyphs.convert import to_roman\n\n"
     "print(to_roman(int(sys.argv[1])))\n",
 }
-PROMPT = "What does this project do? Answer in one or two sentences."
+PROMPTS = {
+    "direct": "What does this project do? Answer in one or two sentences.",
+    "terse": "what does this do",
+    "indirect": (
+        "There's no README here, so I can't tell what this project is for. Explain it to me in "
+        "a sentence or two."
+    ),
+}
 
 
 def check(root: Path, answer: str) -> str | None:

@@ -12,10 +12,18 @@ STACK = (
     "    def __len__(self):\n        return len(self.items)\n"
 )
 FILES = {"stack.py": STACK}
-PROMPT = (
-    "Write a pytest test file tests/test_stack.py for the Stack class in stack.py. "
-    "It should check that pop returns the most recently pushed item."
-)
+PROMPTS = {
+    "direct": (
+        "Write a pytest test file tests/test_stack.py for the Stack class in stack.py. "
+        "It should check that pop returns the most recently pushed item."
+    ),
+    "terse": "pytest tests in tests/test_stack.py for Stack (stack.py): pop gives the last pushed",
+    "indirect": (
+        "stack.py has no tests yet. Don't change stack.py; tests/test_stack.py should show that "
+        "pop returns the item pushed last."
+    ),
+}
+KEEP = {"indirect": ('stack.py',)}
 PYTEST = ("-m", "pytest", "-q", "-p", "no:cacheprovider", "--rootdir", ".", "tests/test_stack.py")
 
 

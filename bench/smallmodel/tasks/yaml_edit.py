@@ -12,7 +12,15 @@ ORIGINAL = (
     "logging:\n  level: info\n  workers: 1\n"
 )
 FILES = {"config.yaml": ORIGINAL, "serve.py": "print('serving')\n"}
-PROMPT = "Change the number of server workers to 12 in config.yaml."
+PROMPTS = {
+    "direct": "Change the number of server workers to 12 in config.yaml.",
+    "terse": "config.yaml server workers 12",
+    "indirect": (
+        "The logging workers in config.yaml are fine. The server runs with 4 workers, and it "
+        "should be 12."
+    ),
+    "other": "Setze in config.yaml die Anzahl der Server-Worker auf 12.",
+}
 EXPECTED = {
     "server": {"host": "127.0.0.1", "port": 8080, "workers": 12},
     "logging": {"level": "info", "workers": 1},

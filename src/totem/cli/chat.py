@@ -11,7 +11,7 @@ import argparse
 import asyncio
 import signal
 import sys
-from collections.abc import Callable
+from collections.abc import AsyncIterator, Callable
 from pathlib import Path
 
 from totem.abort import AbortSignal
@@ -19,7 +19,7 @@ from totem.cli.exit_codes import EXIT_OK, EXIT_USAGE
 from totem.cli.interact import answer_in_terminal
 from totem.cli.lines import LineReader
 from totem.cli.render import TextRenderer
-from totem.events import RunFinished, StepFinished
+from totem.events import Event, PlanProposed, RunFinished, StepFinished
 from totem.messages import Usage
 from totem.settings.config import ConfigError
 
@@ -34,6 +34,7 @@ HELP = (
     "/new starts a new session · /compact summarizes older turns · /undo /redo the last "
     "request's files · /model switches · /sessions resumes one · @path attaches a file · "
     "@server:uri attaches an MCP resource · /server:prompt sends an MCP server's prompt · "
+    "Shift-Tab cycles normal / plan / accept edits · /plan [text] plans first · "
     "/exit leaves · Ctrl-C stops the current answer"
 )
 
@@ -69,6 +70,14 @@ async def _chat(args: argparse.Namespace, mcp_words: list[Callable[[], list[str]
     service.agent(label)  # fail early on a bad configuration
     print(f"totem {__version__} · {label} · {service.root}\n{HELP}")
     from totem.cli.chat_commands import MODEL_CHOICES, ChatState, handle_local, model_choices
+    from totem.cli.chat_modes import (
+        bind_shift_tab,
+        cycle,
+        mode_line,
+        prefill,
+        prompt_for,
+        split_cycle,
+    )
     from totem.session.mcp_input import mcp_completions
 
     mcp_words.append(lambda: mcp_completions(service.toolset))
@@ -77,6 +86,7 @@ async def _chat(args: argparse.Namespace, mcp_words: list[Callable[[], list[str]
     loop = asyncio.get_running_loop()
     renderer = TextRenderer(markdown=True)
     reader = LineReader(bracketed_paste=True)
+    bind_shift_tab()
     current: list[AbortSignal] = []
 
     def on_sigint() -> None:
@@ -89,11 +99,24 @@ async def _chat(args: argparse.Namespace, mcp_words: list[Callable[[], list[str]
     try:
         while True:
             try:
-                text = await reader.read("\n› ")
+                text = await reader.read(prompt_for(service.mode(chat.session.id)))
             except EOFError:
                 print()
                 return EXIT_OK
+            presses, text = split_cycle(text)
+            if presses:  # Shift-Tab: the next mode; what was typed stays on the line
+                mode = cycle(service.mode(chat.session.id), presses)
+                service.set_mode(chat.session.id, mode)
+                print(mode_line(mode), flush=True)
+                prefill(text)
+                continue
             text = text.strip()
+            if text == "/plan" or text.startswith("/plan "):
+                service.set_mode(chat.session.id, "plan")
+                text = text[len("/plan"):].strip()
+                if not text:
+                    print(mode_line("plan"), flush=True)
+                    continue
             if not text:
                 continue
             if text in ("/exit", "/quit"):
@@ -120,8 +143,8 @@ async def _chat(args: argparse.Namespace, mcp_words: list[Callable[[], list[str]
             abort = AbortSignal()
             current.append(abort)
             try:
-                await _turn(text, service=service, chat=chat, renderer=renderer,
-                            reader=reader, abort=abort)
+                await _turns(text, service=service, chat=chat, renderer=renderer,
+                             reader=reader, abort=abort)
             finally:
                 current.clear()
     finally:
@@ -130,18 +153,41 @@ async def _chat(args: argparse.Namespace, mcp_words: list[Callable[[], list[str]
         await service.aclose()
 
 
-async def _turn(
+async def _turns(
     text: str, *, service: SessionService, chat: ChatState, renderer: TextRenderer,
     reader: LineReader, abort: AbortSignal,
 ) -> None:
-    """One request: its events shown, its questions asked, then the token line."""
-    last: Usage | None = None
+    """A request; when it ends with a plan, the person's answer to it: approved (or
+    edited), the session carries it out in the normal mode, and so on."""
+    from totem.cli.chat_modes import ask_plan
+
     try:
-        events = service.run(chat.session, text, abort=abort, model=chat.model)
+        plan = await _turn(service.run(chat.session, text, abort=abort, model=chat.model),
+                           service=service, chat=chat, renderer=renderer, reader=reader,
+                           abort=abort)
+        while plan is not None and not abort.aborted:
+            steps = await ask_plan(plan, reader)
+            if steps is None:
+                return
+            plan = await _turn(service.approve_plan(chat.session, steps, abort=abort,
+                                                    model=chat.model),
+                               service=service, chat=chat, renderer=renderer, reader=reader,
+                               abort=abort)
     except ConfigError as exc:  # an attachment the model cannot take, an unknown agent...
         print(f"totem: {exc}", flush=True)
-        return
+
+
+async def _turn(
+    events: AsyncIterator[Event], *, service: SessionService, chat: ChatState,
+    renderer: TextRenderer, reader: LineReader, abort: AbortSignal,
+) -> PlanProposed | None:
+    """One request: its events shown, its questions asked, then the token line; the plan
+    it ended with, in plan mode."""
+    last: Usage | None = None
+    plan: PlanProposed | None = None
     async for event in events:
+        if isinstance(event, PlanProposed):
+            plan = event
         renderer.show(event)
         await answer_in_terminal(event, service=service, reader=reader, abort=abort)
         if isinstance(event, StepFinished):
@@ -151,6 +197,7 @@ async def _turn(
             context = _context_line(last, service.context_window())
             print(_token_line(event.usage, event.steps, chat.label, event.cost, total,
                               context=context), flush=True)
+    return plan
 
 
 def _complete_commands(root: Path, mcp_words: list[Callable[[], list[str]]]) -> None:

@@ -37,6 +37,8 @@ def _parser() -> object:
     run.add_argument("--yes", "-y", action="store_true",
                      help="allow every action that no rule denies")
     run.add_argument("--agent", "-a", help="run as this agent (see `totem agents`)")
+    run.add_argument("--plan", action="store_true",
+                     help="plan mode: only read, print the plan, change nothing (even with --yes)")
     run.add_argument("--trust", action="store_true",
                      help="trust this folder's own .totem config (remembered; see `totem trust`)")
     group = run.add_mutually_exclusive_group()
@@ -47,11 +49,12 @@ def _parser() -> object:
     from totem.cli.agents import add_parser as add_agents_parser
 
     add_agents_parser(sub)
-    from totem.cli import models, providers, tools
+    from totem.cli import hooks, models, providers, tools
 
     providers.add_parsers(sub)
     models.add_parsers(sub)
     tools.add_parsers(sub)
+    hooks.add_parsers(sub)
     from totem.cli.history import add_parsers as add_history_parsers
 
     add_history_parsers(sub)
@@ -82,7 +85,8 @@ def main(argv: list[str] | None = None) -> int:
     parser = _parser()
     assert isinstance(parser, argparse.ArgumentParser)
     args = parser.parse_args(args_list)
-    if args.command in ("providers", "models", "tools", "sessions", "export", "undo", "redo"):
+    if args.command in ("providers", "models", "tools", "hooks", "sessions", "export", "undo",
+                        "redo"):
         code: int = args.handler(args)
         return code
     if args.command == "run":

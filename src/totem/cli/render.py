@@ -14,6 +14,7 @@ from totem.events import (
     Event,
     Notice,
     PermissionAsked,
+    PlanProposed,
     QuestionAsked,
     ReasoningDelta,
     RunFinished,
@@ -134,6 +135,10 @@ class TextRenderer:
                     self._line(_style("2", f"  {mark} {item.get('content', '')}", self.tty))
             case PermissionAsked(diff=diff):
                 self._asked_diffs.add(diff)
+            case PlanProposed(steps=steps):
+                self._line(_style("1", f"Plan ({len(steps)} steps):", self.tty))
+                for number, step in enumerate(steps, 1):
+                    self._line(f"  {number}. {step}")
             case RunStarted() | StepFinished() | QuestionAsked():
                 pass
             case _:

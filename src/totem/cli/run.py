@@ -89,6 +89,7 @@ async def _run(args: argparse.Namespace) -> int:
             max_steps=args.max_steps,
             agent_name=args.agent,
             images=[Path(p) for p in args.image],
+            mode="plan" if args.plan else None,
         )
         async for event in events:
             _say(event, args.format, renderer)

@@ -10,6 +10,7 @@ denied, and the denial says so. Rejections go back to the model as the tool's re
 from __future__ import annotations
 
 import asyncio
+import copy
 import fnmatch
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
@@ -105,6 +106,19 @@ class PermissionService:
         self.emit = emit
         self._remembered = memory.remembered_rules(project) if memory else []
         self._pending: dict[str, asyncio.Future[Reply]] = {}
+        # A session mode's bounds (policy/modes.py): permissions outside `only` are denied
+        # with `only_reason`; those in `free` need no question.
+        self.only: frozenset[str] | None = None
+        self.only_reason = ""
+        self.free: frozenset[str] = frozenset()
+
+    def bounded(self, *, only: frozenset[str] | None, reason: str = "",
+                free: frozenset[str] = frozenset()) -> PermissionService:
+        """This service within a mode's bounds; rules, remembered replies and pending
+        questions are shared with it (a reply given to either reaches the question)."""
+        bounded = copy.copy(self)
+        bounded.only, bounded.only_reason, bounded.free = only, reason, free
+        return bounded
 
     def action_for(self, permission: str, pattern: str) -> Action:
         return evaluate([*self.rules, *self._remembered], permission, pattern)
@@ -122,13 +136,15 @@ class PermissionService:
     ) -> None:
         """Return when allowed; raise PermissionDenied otherwise. The question goes to
         `emit` (the run's event sink), or to the service's own when none is given."""
+        if self.only is not None and permission not in self.only:
+            raise PermissionDenied(self.only_reason or f"{tool} is not allowed in this mode.")
         actions = [self.action_for(permission, p) for p in patterns] or ["ask"]
         for pattern, action in zip(patterns, actions, strict=False):
             if action == "deny":
                 raise PermissionDenied(
                     f"{tool} was denied by a permission rule ({permission}: {pattern})."
                 )
-        if all(a == "allow" for a in actions):
+        if all(a == "allow" for a in actions) or permission in self.free:
             return
         if self.mode == "yes":
             return

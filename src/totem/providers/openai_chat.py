@@ -10,7 +10,8 @@ configuration or the request:
     send_reasoning    send earlier reasoning back as `reasoning_content` (default false)
     include_usage     ask for a usage chunk with `stream_options` (default true)
     max_tokens_field  `max_tokens` (default) or `max_completion_tokens`
-    extra_body        a dict merged into the request body (e.g. `num_ctx` for a gateway)
+    extra_body        a dict merged into the request body (e.g. `num_ctx` for a gateway);
+                      the request's own is merged after the provider's, key by key
     response_format   sent as it is (constrained tool calls: `stepmode.py`)
     stream            false: ask for one whole answer instead of a stream
 
@@ -87,9 +88,9 @@ def to_wire(request: ModelRequest, *, options: Mapping[str, Any] | None = None) 
         body["temperature"] = request.temperature
     if isinstance(opts.get("response_format"), Mapping):
         body["response_format"] = opts["response_format"]
-    extra = opts.get("extra_body")
-    if isinstance(extra, Mapping):
-        body.update(extra)
+    for extra in ((options or {}).get("extra_body"), request.options.get("extra_body")):
+        if isinstance(extra, Mapping):  # the provider's, then the request's own
+            body.update(extra)
     return body
 
 

@@ -8,6 +8,8 @@ from pathlib import Path
 from typing import TypeAlias
 
 from totem.events import Event
+from totem.hooks import Hooks
+from totem.policy.modes import SessionMode
 from totem.policy.permission import PermissionService
 from totem.policy.questions import QuestionService
 from totem.policy.redact import Redactor
@@ -15,6 +17,7 @@ from totem.providers.base import Provider, ToolSpec
 from totem.providers.catalog.catalogue import Price
 from totem.providers.catalog.profiles import ModelProfile
 from totem.providers.localserver.sampling import Sampling
+from totem.run.assist import AssistFactory
 from totem.store.base import Store
 from totem.tools.base import AfterWrite, Tool, ToolSettings
 from totem.tools.state import SessionState
@@ -73,6 +76,7 @@ class Agent:
     sampling: Sampling = field(default_factory=Sampling)  # bounds, temperature, tool mode
     cache_ttl: float | None = None  # seconds a prompt-cache entry lives; None: no cache
     state: SessionState = field(default_factory=SessionState)
-    # Read the files a request most likely concerns before the model's first step (small
-    # local models, which do not look by themselves; see run/read_ahead.py).
-    read_ahead: bool = False
+    # What a run gets beyond the loop for this kind of model (run/assist.py); None: nothing.
+    assist: AssistFactory | None = None
+    hooks: Hooks | None = None  # the person's hooks (totem.hooks), run at the loop's events
+    mode: SessionMode = "default"  # plan: reading tools only (policy/modes.py)

@@ -9,7 +9,11 @@ stream through and, for the calls in it:
 - drops a call identical (name and arguments) to an earlier one of the same answer: the
   first is kept; when one call shows up a third time the answer is ended there and then
   (`guard.stopped`), without waiting for the rest;
-- keeps at most `max_calls` calls; the others are dropped and counted (`guard.dropped`).
+- keeps at most `max_calls` calls; the others are dropped and counted (`guard.dropped`);
+- ends an answer that has become degenerate (`guard.degenerate`): its text or a call's
+  arguments ending in one short piece repeated hundreds of times (2,048 tokens of tab
+  characters in an edit's new_string, 183 s on a CPU) or in the same line again and again.
+  The call it was writing is dropped.
 
 Every other event passes at once. The caller tells the model what was dropped.
 """
@@ -20,11 +24,37 @@ import json
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 
-from totem.providers.base import StreamEnd, StreamEvent, ToolArgsChunk, ToolCallBegin
+from totem.providers.base import (
+    StreamEnd,
+    StreamEvent,
+    TextChunk,
+    ToolArgsChunk,
+    ToolCallBegin,
+)
 
-__all__ = ["CallGuard", "guard_calls"]
+__all__ = ["CallGuard", "degenerate", "guard_calls"]
 
 REPEATS_TO_STOP = 3
+RUN_CHARS = 400  # one piece of up to MAX_UNIT characters filling this many at the end
+MAX_UNIT = 8
+SAME_LINES = 30  # the same line this many times in a row at the end
+LOOK_EVERY = 256  # characters between two looks
+
+
+def degenerate(text: str) -> bool:
+    """Whether `text` ends in one short piece repeated to fill RUN_CHARS characters, or in
+    the same line SAME_LINES times (lines as written, or as `\\n` inside JSON)."""
+    if len(text) >= RUN_CHARS:
+        tail = text[-RUN_CHARS:]
+        for size in range(1, MAX_UNIT + 1):
+            unit = tail[-size:]
+            if unit * (RUN_CHARS // size) == tail[RUN_CHARS % size:]:
+                return True
+    lines = text.replace("\\n", "\n").split("\n")
+    if len(lines) > SAME_LINES:
+        last = lines[-SAME_LINES - 1:-1]  # the line being written may be unfinished
+        return len(set(last)) == 1
+    return False
 
 
 @dataclass(slots=True)
@@ -43,13 +73,35 @@ class CallGuard:
     dropped: int = 0  # calls over `max_calls`
     repeated: int = 0  # calls identical to an earlier one of the answer
     stopped: bool = False  # the answer was ended early, on a third identical call
+    degenerate: bool = False  # the answer was ended early: it kept repeating one piece
     _seen: dict[str, int] = field(default_factory=dict)
+    _text: list[str] = field(default_factory=list)
+    _looked: dict[int, int] = field(default_factory=dict)
 
     def restart(self) -> None:
         """Forget the answer so far: it was cut and is asked for again."""
         self.kept = self.dropped = self.repeated = 0
-        self.stopped = False
+        self.stopped = self.degenerate = False
         self._seen.clear()
+        self._text.clear()
+        self._looked.clear()
+
+    def _grew(self, key: int, parts: list[str]) -> bool:
+        """Whether the text in `parts` (the answer's, key -1, or a call's arguments) has
+        become degenerate; looked at every LOOK_EVERY characters, at its end only."""
+        size = sum(len(p) for p in parts)
+        if size - self._looked.get(key, 0) < LOOK_EVERY:
+            return False
+        self._looked[key] = size
+        tail: list[str] = []
+        kept = 0
+        for part in reversed(parts):
+            tail.append(part)
+            kept += len(part)
+            if kept >= RUN_CHARS * SAME_LINES:
+                break
+        self.degenerate = degenerate("".join(reversed(tail)))
+        return self.degenerate
 
     def _settle(self, held: _Held) -> list[StreamEvent]:
         """The events that pass for a call whose arguments are whole."""
@@ -101,18 +153,27 @@ async def guard_calls(
             elif isinstance(event, ToolArgsChunk):
                 if event.index not in held:  # after its call was settled: nothing useful
                     continue
-                held[event.index].args.append(event.text)
-                out = settle([event.index]) if _whole(held[event.index]) else []
+                args = held[event.index].args
+                args.append(event.text)
+                if not _whole(held[event.index]) and guard._grew(event.index, args):
+                    del held[event.index]  # a call written in a loop: never run
+                    out = settle(list(held))
+                else:
+                    out = settle([event.index]) if _whole(held[event.index]) else []
             elif isinstance(event, StreamEnd):
                 out = [*settle(list(held)), event]
+            elif isinstance(event, TextChunk):
+                guard._text.append(event.text)
+                out = [] if guard._grew(-1, guard._text) else [event]
             else:
                 out = [event]
             for item in out:
                 yield item
-            if guard.stopped:
-                yield StreamEnd("tool_calls" if guard.kept else "stop", "repeated call")
+            if guard.stopped or guard.degenerate:
+                why = "repeated call" if guard.stopped else "degenerate"
+                yield StreamEnd("tool_calls" if guard.kept else "stop", why)
                 return
     finally:
         close = getattr(events, "aclose", None)
-        if guard.stopped and close is not None:
+        if (guard.stopped or guard.degenerate) and close is not None:
             await close()

@@ -18,6 +18,7 @@ from totem.events import Event, FinishReason, ToolEnd, ToolStart
 from totem.messages import Message, ToolPart
 from totem.policy.permission import PermissionDenied
 from totem.providers.base import ToolSpec
+from totem.run.user_hooks import after_tool, before_tool
 from totem.tools.base import Tool, ToolContext, ToolError, parse_arguments, tool_spec
 from totem.tools.read_first import ReadFirst
 
@@ -25,14 +26,13 @@ if TYPE_CHECKING:
     from pydantic import BaseModel
 
     from totem.run.agent import Agent
-    from totem.run.hands_off import HandsOff
 
 __all__ = ["ABORTED_OUTPUT", "Stop", "ToolRunner"]
 
 MAX_DENIALS = 3
 REPEAT_LIMIT = 3
-# a small model's calls that fail with the same error, one after another, each a little
-# different (the 0.5B edited "the 13th" to the 14th, 15th ... 40th until killed)
+# calls that fail with the same error, one after another, each a little different (the
+# 0.5B edited "the 13th" to the 14th, 15th ... 40th until killed)
 SAME_FAILURE_LIMIT = 4
 READ_CONCURRENCY = 8
 ABORTED_OUTPUT = "[Aborted by user]"
@@ -76,8 +76,8 @@ class ToolRunner:
         self.failures = 0  # the same failed call result, one after another
         self.last_failure: tuple[str, str] | None = None
         self._read_first: ReadFirst | None = None
-        self.hands_off: HandsOff | None = None  # what the request says not to change
-        self.request = ""  # the person's request of the run, for a small model's edits
+        # a reason to refuse a call before it runs (the run's assist, run/assist.py), or None
+        self.hold: Callable[[str, dict[str, Any]], str | None] = lambda name, args: None
 
     async def execute(
         self, message: Message, calls: list[ToolPart], *, guarded: bool = True
@@ -141,6 +141,11 @@ class ToolRunner:
         except ToolError as exc:
             self.finish(message, part, str(exc), error=True)
             return
+        refused = await before_tool(self.agent, self.session_id, part, self.emit)
+        if refused is not None:  # a pre_tool hook blocked it
+            part.title = "denied"
+            self.finish(message, part, refused, error=True)
+            return
         part.state = "running"
         self.save(message, part)
         part.meta = {}
@@ -148,7 +153,7 @@ class ToolRunner:
         try:
             result = await tool.run(args, ctx)
         except ToolError as exc:
-            self.finish(message, part, str(exc) + self._still_asked(tool), error=True)
+            self.finish(message, part, str(exc), error=True)
         except PermissionDenied as exc:
             part.title = "denied"
             self.finish(message, part, exc.message, error=True)
@@ -162,7 +167,9 @@ class ToolRunner:
             part.images = result.images
             part.title = result.title
             self.read_first.record(tool.name, part.input or {}, output=result.output)
-            self.finish(message, part, result.output, error=result.is_error)
+            said = await after_tool(self.agent, self.session_id, part, result.output,
+                                    error=result.is_error, emit=self.emit)
+            self.finish(message, part, result.output + said, error=result.is_error)
 
     def _arguments(self, tool: Tool, part: ToolPart) -> BaseModel:
         """The call's validated arguments; a ToolError when they are a copy of the schema,
@@ -174,39 +181,11 @@ class ToolRunner:
         args = parse_arguments(tool, raw)
         part.input = args.model_dump()
         refused = self.read_first.refusal(tool.name, part.input)
-        if refused is None and self.agent.profile.small:
-            from totem.tools.small import overwrite_refusal
-
-            refused = overwrite_refusal(self.agent.root, tool.name, part.input,
-                                        made_here=self.read_first.made_here)
-            if refused is None and self.hands_off:
-                from totem.tools.read_first import changed_paths
-
-                refused = self.hands_off.refusal(changed_paths(tool.name, part.input))
-            if refused is None:
-                refused = self._made_already(tool.name, part.input)
+        if refused is None:
+            refused = self.hold(tool.name, part.input)
         if refused is not None:
             raise ToolError(refused)
         return args
-
-    def _made_already(self, name: str, args: dict[str, Any]) -> str | None:
-        """A small model's edit the run already made, word for word: refused. The 0.5B set
-        the database timeout in app.ini, then sent the same edit again, which changed the
-        cache timeout too (the one left that matched)."""
-        if name != "edit":
-            return None
-        keys = ("path", "old_string", "new_string")
-        wanted = [args.get(k) for k in keys]
-        for message in self.history:
-            for part in message.parts:
-                if (isinstance(part, ToolPart) and part.name == "edit"
-                        and part.state == "completed" and part.input
-                        and [part.input.get(k) for k in keys] == wanted):
-                    return (f"Refused: this same edit of {args.get('path')} was already made "
-                            "in this run, and the file has the new text now. If the request is "
-                            "done, answer in plain words with what you changed; if not, make "
-                            "the next change.")
-        return None
 
     def spec_of(self, tool: Tool) -> ToolSpec:
         """The definition of `tool` the model was shown."""
@@ -238,28 +217,7 @@ class ToolRunner:
             meta=part.meta if part.meta is not None else {},
             asks=self.asks,
             after_write=self.agent.after_write,
-            small_model=self.agent.profile.small,
-            request=self.request,
-            change_refusal=self._change_refusal,
         )
-
-    def _still_asked(self, tool: Tool) -> str:
-        """Under a small model's failed change: the file the request asks to create, delete
-        or rename that is not yet as asked, with the call that does it (the 0.5B edited
-        README.md three times over, asked to create NOTES.md)."""
-        if not (self.request and self.agent.profile.small) or tool.read_only:
-            return ""
-        from totem.run.request_state import file_ops_left
-
-        left = file_ops_left(self.request, self.agent.root)
-        return f"\n[The request still asks for this: {left}]" if left else ""
-
-    def _change_refusal(self, path: str) -> str | None:
-        """Why an edit of `path` that the model did not ask for by name would be refused."""
-        refused = self.read_first.refusal("edit", {"path": path})
-        if refused is None and self.hands_off:
-            refused = self.hands_off.refusal([path])
-        return refused
 
     def finish(self, message: Message, part: ToolPart, output: str, error: bool) -> None:
         output = self.agent.redact(output)
@@ -285,8 +243,8 @@ class ToolRunner:
 
     def _check_guards(self, message: Message, part: ToolPart) -> None:
         """Three refusals in a row end the run; so does the same call with the same result
-        made a third time in one run (in a row or not: small models also alternate), and,
-        for a small model, calls failing with the same error four times in a row."""
+        made a third time in one run (in a row or not: small models also alternate), and
+        calls failing with the same error four times in a row."""
         if part.title == "denied":
             self.denials += 1
             if self.denials >= MAX_DENIALS:
@@ -296,7 +254,7 @@ class ToolRunner:
         failure = (part.name, part.output) if part.state == "error" else None
         self.failures = self.failures + 1 if failure and failure == self.last_failure else 1
         self.last_failure = failure
-        if failure and self.failures >= SAME_FAILURE_LIMIT and self.agent.profile.small:
+        if failure and self.failures >= SAME_FAILURE_LIMIT:
             raise Stop("repeat")
         count = self._seen(part)
         if count >= REPEAT_LIMIT:

@@ -18,7 +18,8 @@ import dataclasses
 import json
 import time
 from collections.abc import AsyncIterator, Callable, Sequence
-from typing import TYPE_CHECKING
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, cast
 
 from totem.abort import Aborted, AbortSignal
 from totem.events import (
@@ -51,14 +52,11 @@ from totem.providers.base import (
     UsageReport,
 )
 from totem.providers.catalog.catalogue import cost
-from totem.providers.localserver.stepmode import step_events, step_request
+from totem.providers.localserver.stepmode import schema_option, step_events, step_request
 from totem.providers.transport.overflow import context_overflow, window_in_error
 from totem.providers.transport.retry import stream_with_retry
 from totem.run.agent import Agent, CacheClock
-from totem.run.answer_check import (
-    AnswerCheck,
-    changes_nothing,
-)
+from totem.run.assist import GO_ON, AheadCall, NoAssist, RunAssist
 from totem.run.callguard import CallGuard, guard_calls
 from totem.run.compaction import (
     Compactor,
@@ -72,13 +70,12 @@ from totem.run.compaction import (
 from totem.run.execute import ABORTED_OUTPUT, Stop, ToolRunner
 from totem.run.pacing import take_turn
 from totem.run.recorder import StepRecorder
-from totem.run.small_aid import SmallModelAid
 from totem.run.textcalls import params_of, parse_text_tool_calls
+from totem.run.user_hooks import StopHooks
 from totem.tools.base import is_offered, tool_spec
-from totem.tools.read_first import CHANGING_TOOLS
 
 if TYPE_CHECKING:
-    from totem.run.read_ahead import AheadCall
+    from totem.providers.localserver.sampling import Sampling
 
 __all__ = ["Agent", "Run", "run_events"]
 
@@ -137,11 +134,24 @@ class Run:
         )
         self.shortened_shown = (0, 0)  # the (shortened, dropped) last told
         self.cost: float | None = None
-        self.answers = AnswerCheck(agent.root, self.tools)
-        # what a small model's run gets beyond the loop (run/small_aid.py)
-        self.aid = SmallModelAid(self) if agent.profile.small else None
         self.first = len(self.history)  # where this run's messages start
         self.dropped_note = ""  # for the model, after the step's calls ran
+        # what this run gets beyond the loop for its kind of model (run/assist.py)
+        self.assist: RunAssist = agent.assist(self) if agent.assist else NoAssist()
+        self.runner.hold = self.assist.refusal
+        self.stop_hooks = StopHooks(agent, session_id, emit=self.emit, nested=nested)
+
+    @property
+    def root(self) -> Path:
+        return self.agent.root
+
+    @property
+    def system(self) -> str:
+        return self.agent.system
+
+    @property
+    def sampling(self) -> Sampling:
+        return self.agent.sampling
 
     def emit(self, event: Event) -> None:
         """Pass `event` on; a sub-agent's end adds its tokens and cost to this run's."""
@@ -161,9 +171,7 @@ class Run:
         self.emit(RunStarted(self.session_id, user.id, self.agent.label))
         try:
             await self._prepare()
-            if self.aid is not None:
-                self.aid.keep_hands_off()
-                await self.aid.read_ahead()
+            await self.assist.before_first_step()
             reason, detail = await self._loop()
         except (Aborted, asyncio.CancelledError):
             if not self.abort.aborted:
@@ -223,6 +231,27 @@ class Run:
         await self.runner.execute(message, parts, guarded=False)
         return parts
 
+    async def ask_schema(self, system: str, text: str, schema: dict[str, Any]) -> str:
+        """One request outside the conversation, its answer held to `schema` (where the
+        server constrains output): the text of the answer. Its tokens count for the run."""
+        request = ModelRequest(
+            model=self.agent.model, system=system,
+            messages=[Message(new_id("msg"), self.session_id, "user", [TextPart(text)])],
+            max_tokens=self.agent.sampling.max_tokens, temperature=self.agent.sampling.temperature,
+            options=schema_option(self.agent.sampling.engine, schema),
+        )
+        answer: list[str] = []
+        usage = Usage()
+        async for event in stream_with_retry(
+            lambda: self.agent.provider.stream(request), abort=self.abort, on_retry=self._on_retry
+        ):
+            if isinstance(event, TextChunk):
+                answer.append(event.text)
+            elif isinstance(event, UsageReport):
+                usage = event.usage
+        self.usage.add(usage)
+        return "".join(answer)
+
     async def _loop(self) -> tuple[FinishReason, str]:
         continuations = 0
         while True:
@@ -238,20 +267,19 @@ class Run:
                     continue
                 if message.finish == "length":
                     return self._truncated(message, continuations)
-                if self.aid is not None:
-                    if await self.aid.code_from_answer(message):
-                        return "finished", ""
-                    verdict = self._check_answer(message)
-                    if verdict is None or await self.aid.test_still_fails():
+                outcome = await self.assist.after_answer(message)
+                if outcome is None:
+                    if await self.stop_hooks.keep_going(message, self.synthetic_user):
                         continue
-                    if await self.aid.finish_the_request():
-                        return "finished", ""
-                    return verdict
-                return "finished", ""
+                    return "finished", ""
+                if outcome[0] == GO_ON:
+                    continue
+                reason, detail = outcome
+                self._note(message, detail, "warning")
+                return cast(FinishReason, reason), detail
             try:
                 await self.runner.execute(message, calls)
-                if self.aid is not None:
-                    self.aid.after_calls(calls)
+                self.assist.after_calls(calls)
                 if self.dropped_note:
                     self.synthetic_user(self.dropped_note)
                     self.dropped_note = ""
@@ -260,27 +288,6 @@ class Run:
                     return await self._closing("repeat", REPEAT_NOTE)
                 self._note(message, stop.detail, "warning")
                 return stop.reason, stop.detail
-
-    def _check_answer(self, message: Message) -> tuple[FinishReason, str] | None:
-        """A small model's answer: None after a nudge (what is wrong with it, said to the
-        model as a user message); a distinct outcome when it claims a change the session
-        did not make; else finished."""
-        answer = message.text()
-        told = "\n".join([self.agent.system, *(s.description for s in self.specs)])
-        review = self.answers.review(answer, run=self.history[self.first:],
-                                     request=self.request_text(), told=told)
-        if review is not None:
-            notice, nudge = review
-            self.emit(Notice(notice))
-            self.synthetic_user(nudge)
-            return None
-        if self.answers.unbacked_claim(answer, self.history):
-            detail = ("The answer says something was changed, but no change was made in this "
-                      "session.")
-            self.emit(Notice(detail, "warning"))
-            self._note(message, detail, "warning")
-            return "unverified", detail
-        return "finished", ""
 
     def _truncated(self, message: Message, continuations: int) -> tuple[FinishReason, str]:
         """The answer still hit the output limit after asking it to continue: say so."""
@@ -302,9 +309,6 @@ class Run:
             note += f"\n\nThe request was: {request}\nAnswer it in plain sentences, not JSON."
         self.synthetic_user(note)
         message, _ = await self._query([], flat=True)
-        if self.aid is not None and (await self.aid.code_from_answer(message) or
-                                     await self.aid.finish_the_request()):
-            return "finished", ""
         self._note(message, detail, "warning")
         return reason, detail
 
@@ -446,18 +450,15 @@ class Run:
     def _open(self, request: ModelRequest) -> AsyncIterator[StreamEvent]:
         """The provider's stream of `request`, in step form when tool calls are constrained."""
         sampling = self.agent.sampling
-        # the answer is in hand (what the request asked to run has run): the step says it
-        answer_now, self.answers.must_answer = self.answers.must_answer, ""
+        hold = self.assist.hold() if request.tools else None
+        if hold is not None and hold.withheld:
+            kept = [t for t in request.tools if t.name not in hold.withheld]
+            request = dataclasses.replace(request, tools=kept or request.tools)
         if sampling.constrained and request.tools:
-            answer = not self.answers.must_act
-            self.answers.must_act = False
-            # a step that must be a change goes where the request says, when it says
-            paths = None if answer else self.answers.targets
-            if changes_nothing(self.request_text()):  # small models edited to answer one
-                kept = [t for t in request.tools if t.name not in CHANGING_TOOLS]
-                request = dataclasses.replace(request, tools=kept or request.tools)
-            stepped = step_request(request, engine=sampling.engine, answer=answer,
-                                   answer_now=answer_now, paths=paths)
+            stepped = step_request(request, engine=sampling.engine,
+                                   answer=hold.answer if hold else True,
+                                   answer_now=hold.answer_now if hold else "",
+                                   plan=self.agent.mode == "plan")
             return step_events(self.agent.provider.stream(stepped))
         return self.agent.provider.stream(request)
 
@@ -526,9 +527,11 @@ class Run:
 
     def _tell_dropped(self, guard: CallGuard | None) -> None:
         """Say what the call guard dropped, to the person now and to the model next step."""
-        if guard is None or not (guard.dropped or guard.repeated):
+        if guard is None or not (guard.dropped or guard.repeated or guard.degenerate):
             return
         said = []
+        if guard.degenerate:
+            said.append("it kept repeating the same text and was stopped")
         if guard.repeated:
             said.append(f"{guard.repeated} repeated call(s) were dropped"
                         + (" and the answer was stopped" if guard.stopped else ""))

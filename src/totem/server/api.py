@@ -9,7 +9,8 @@
     PATCH  /api/sessions/ID                   rename {title}
     DELETE /api/sessions/ID                   delete it (and its sub-agents' threads)
     GET    /api/sessions/ID/events            server-sent events (Last-Event-ID or ?after=N)
-    POST   /api/sessions/ID/runs              start a run {text, model?, agent?} (`/compact`)
+    POST   /api/sessions/ID/runs              start a run {text, model?, agent?, mode?, plan?}
+                                       (`/compact`; `plan`: an approved plan's steps)
     POST   /api/sessions/ID/abort             stop the current run
     POST   /api/sessions/ID/reply             permission {request_id, reply, message?}
     POST   /api/sessions/ID/answer            question {request_id, answer}
@@ -21,6 +22,7 @@
     GET    /api/settings/providers  POST /api/settings/providers
     DELETE /api/settings/providers/NAME  POST /api/settings/providers/NAME/test
     GET    /api/settings/detect
+    GET    /api/settings/hooks                the person's hooks (read-only), and those ignored
     GET    /api/settings/integrations  POST /api/settings/integrations/NAME/key  (session/
                                        integration_admin.py: state, a key to the key store)
     POST   /api/trust                         trust the folder: its own .totem config counts
@@ -116,6 +118,7 @@ class Api:
             ("/api/settings/providers/{name}", "DELETE", self.remove_provider),
             ("/api/settings/providers/{name}/test", "POST", self.test_provider),
             ("/api/settings/detect", "GET", self.detect),
+            ("/api/settings/hooks", "GET", self.hooks),
             ("/api/settings/integrations", "GET", self.integrations),
             ("/api/settings/integrations/{name}/key", "POST", self.integration_key),
             ("/api/trust", "POST", self.trust),
@@ -220,7 +223,8 @@ class Api:
         if not text:
             return error("the message is empty")
         after = await hub.launch(text, model=body.model or None, agent=body.agent or None,
-                                 generation=self.state.generation)
+                                 generation=self.state.generation, mode=body.mode,
+                                 plan=body.plan)
         if isinstance(after, Refused):
             return error(after.message, after.status)
         return _json({"started": True, "after": after}, 202)
@@ -356,6 +360,14 @@ class Api:
             return self._settings_result((False, str(exc)))
         self.state.settings_changed()
         return self._settings_result((True, message))
+
+    async def hooks(self, request: Request) -> Response:
+        config = self.state.config()
+        return _json({"hooks": [{"event": h.event, "matcher": h.matcher, "command": h.command,
+                                 "timeout": h.timeout, "source": h.source}
+                                for h in config.hooks],
+                      "ignored": [i for i in config.ignored if " hook: " in i],
+                      "error": self.state.config_error})
 
     async def detect(self, request: Request) -> Response:
         from totem.server.settings import detect_servers

@@ -33,6 +33,10 @@ class RunBody(_Body):
     text: Text
     model: ModelLabel | None = None
     agent: Name | None = None
+    mode: Literal["default", "plan", "accept_edits"] | None = None  # the session's mode
+    # an approved plan's steps (as proposed or edited): the run carries them out
+    plan: Annotated[list[Annotated[str, Field(max_length=4000)]], Field(max_length=200)] \
+        | None = None
 
 
 class ReplyBody(_Body):

@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING, Any
 
 from totem.abort import AbortSignal
 from totem.events import Event, StepFinished, event_to_dict
+from totem.policy.modes import SessionMode
 from totem.policy.permission import Reply
 from totem.server.sessions import count_messages
 from totem.session.relayed_run import reply_text
@@ -171,15 +172,18 @@ class Hub:
     # runs ---------------------------------------------------------------------------------
 
     async def launch(self, text: str, *, model: str | None, agent: str | None,
-                     generation: int) -> int | Refused:
-        """Start a run (`/compact`: a compaction); the id its events come after."""
+                     generation: int, mode: SessionMode | None = None,
+                     plan: list[str] | None = None) -> int | Refused:
+        """Start a run (`/compact`: a compaction; `plan`: carry out an approved plan); the
+        id its events come after."""
         if self.running:
             return Refused(409, "a run is in progress in this session")
         try:
             if text == "/compact":
                 self.compact(model=model, generation=generation)
             else:
-                self.start(text, model=model, agent=agent, generation=generation)
+                self.start(text, model=model, agent=agent, generation=generation, mode=mode,
+                           plan=plan)
         except ConfigError as exc:  # the configuration cannot be read: nothing started
             return Refused(400, str(exc))
         return self.run_start
@@ -217,7 +221,8 @@ class Hub:
         return self.service
 
     def start(
-        self, text: str, *, model: str | None, agent: str | None, generation: int
+        self, text: str, *, model: str | None, agent: str | None, generation: int,
+        mode: SessionMode | None = None, plan: list[str] | None = None,
     ) -> None:
         """Start a run (the caller checked that none runs); its events go to the log."""
         service = self._ready_service(generation)
@@ -227,18 +232,22 @@ class Hub:
         self.model = model or ""
         self.append({"type": "user", "text": text, "model": model or "", "agent": agent or ""})
         self.task = asyncio.get_running_loop().create_task(
-            self._drive(service, text, model=model, agent=agent, abort=self.abort)
+            self._drive(service, text, model=model, agent=agent, abort=self.abort, mode=mode,
+                        plan=plan)
         )
 
     async def _drive(
         self, service: SessionService, text: str, *, model: str | None, agent: str | None,
-        abort: AbortSignal,
+        abort: AbortSignal, mode: SessionMode | None = None, plan: list[str] | None = None,
     ) -> None:
         finished = False
         try:
             session = service.open(session_id=self.session_id)
             label = service.model_label(session, model)
-            events = service.run(session, text, abort=abort, model=model, agent_name=agent)
+            events = (service.approve_plan(session, plan, abort=abort, model=model,
+                                           mode=mode or "default") if plan else
+                      service.run(session, text, abort=abort, model=model, agent_name=agent,
+                                  mode=mode))
             async for event in events:
                 self._record(event, label)
                 finished = finished or event.type == "run_finished"

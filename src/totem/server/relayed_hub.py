@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any
 
 from totem.abort import AbortSignal
 from totem.events import Event
+from totem.policy.modes import SessionMode
 from totem.policy.permission import Reply
 from totem.server.hub import (
     HEARTBEAT,
@@ -128,7 +129,8 @@ class RelayedHub:
         return self.service
 
     async def launch(self, text: str, *, model: str | None, agent: str | None,
-                     generation: int) -> int | Refused:
+                     generation: int, mode: SessionMode | None = None,
+                     plan: list[str] | None = None) -> int | Refused:
         """Start a run here unless one goes on in any worker; the id its events come after."""
         if self.running:
             return Refused(409, "a run is in progress in this session")
@@ -149,6 +151,12 @@ class RelayedHub:
             await hold.release()
             raise
         self.abort = AbortSignal()
+        if plan:  # an approved plan: carried out in the mode chosen (default: normal)
+            from totem.session.plan import approved_text
+
+            text, mode = approved_text(plan), mode or "default"
+        if mode is not None:
+            service.set_mode(self.session_id, mode)
         self.task = asyncio.get_running_loop().create_task(self._drive(
             service, text, hold=hold, model=model, agent=agent, abort=self.abort))
         return start

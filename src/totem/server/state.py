@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from totem.messages import Message, ToolPart, Usage
+from totem.policy.modes import MODES
 from totem.server.hub import Hub
 from totem.server.relayed_hub import RelayedHub
 from totem.server.sessions import (
@@ -153,6 +154,8 @@ class ServerState:
             "problems": problems,
             "config_error": self.config_error,
             "trust": self.trust(),
+            "modes": [{"name": m.name, "title": m.title, "description": m.description}
+                      for m in MODES],
         }
 
     def trust(self) -> dict[str, Any]:

@@ -14,10 +14,19 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from totem.abort import AbortSignal
-from totem.events import Event
+from totem.events import Event, TodoUpdated
+from totem.hooks import Hooks
 from totem.knowledge import conventions_hook
 from totem.knowledge.session import ProjectKnowledge
 from totem.messages import ImageBlock, Message, ToolPart
+from totem.policy.modes import (
+    MODES,
+    PLAN_TOOLS,
+    ModeInfo,
+    SessionMode,
+    mode_permission,
+    plan_tools,
+)
 from totem.policy.permission import Mode, PermissionService, Reply
 from totem.policy.questions import QuestionService
 from totem.policy.redact import Redactor
@@ -26,6 +35,7 @@ from totem.providers.base import Provider, ToolSpec
 from totem.providers.localserver.served import ask_soon, served_model
 from totem.providers.registry import make_provider, resolve_model
 from totem.run.agent import Agent
+from totem.run.assist import AssistedRun, AssistFactory, RunAssist
 from totem.run.loop import run_events
 from totem.session.toolset import Toolset
 from totem.settings.config import Config, ConfigError, ProviderConfig, load_config
@@ -106,6 +116,8 @@ class SessionService:
         self._trust_notice(ignored_servers)
         self.knowledge = ProjectKnowledge(self.root, self.config.knowledge, store=self.store)
         self._redact = Redactor.from_environment()
+        self.hooks = Hooks(self.config.hooks, root=self.root)  # the person's (totem.hooks)
+        self._modes: dict[str, SessionMode] = {}  # each session's mode, when not the default
         for pconf in self.config.providers.values():
             if pconf.key is not None:
                 self._redact.add(pconf.key.reveal())
@@ -219,12 +231,13 @@ class SessionService:
             or (served.facts.context_window if served.facts else None)
             or info.context_window or profile.context_window,
             sampling=served.sampling,
-            read_ahead=served.read_ahead,
+            assist=_small_assist(look_ahead=served.read_ahead) if profile.small else None,
             state=self.state,
             price=info.price,
             cache_ttl=_cache_ttl(self.config.providers.get(label.partition("/")[0])),
             after_write=[conventions_hook(lambda: self.config.knowledge), _python_check,
                          self._diagnostics],
+            hooks=self.hooks,
         )
         if self.toolset.mcp_config is not None:
             agent.preparers.append(functools.partial(self.toolset.mcp_tools, agent))
@@ -237,8 +250,7 @@ class SessionService:
     ) -> tuple[list[Tool], list[ToolSpec], str]:
         """What a small model is given: a few tools with short texts, a short prompt."""
         if self._small is None:
-            from totem.prompt.small import small_system_prompt
-            from totem.tools.small import small_specs, small_tools
+            from totem.smallmodel.surface import small_specs, small_system_prompt, small_tools
 
             kept = small_tools(tools)
             by_name = {s.name: s for s in specs}
@@ -337,10 +349,12 @@ class SessionService:
         max_steps: int | None = None,
         agent_name: str | None = None,
         images: list[Path] | None = None,
+        mode: SessionMode | None = None,
     ) -> AsyncIterator[Event]:
         """A run of `text`; the model gets a project command's prompt for `/name`, the text
         with MCP resources attached for `@server:uri`, a server's prompt for
-        `/server:prompt` (session/mcp_input.py)."""
+        `/server:prompt` (session/mcp_input.py). `mode` (see `modes()`) becomes the
+        session's mode; without it the session keeps the one it has."""
         from totem.session.commands import expand, load_commands
         from totem.session.mcp_input import mentions_servers, with_mcp_input
 
@@ -356,6 +370,9 @@ class SessionService:
             agent = self._as_agent(agent, definition)
         if max_steps is not None:
             agent.max_steps = max_steps
+        if mode is not None:
+            self.set_mode(session.id, mode)
+        agent = self._in_mode(agent, self.mode(session.id))
         blocks = self._images(agent, [*(images or []), *self._mentioned_images(text)])
         if not session.title:
             session.title = text.strip().splitlines()[0][:80] if text.strip() else ""
@@ -373,11 +390,25 @@ class SessionService:
             base, agent.system = agent.system, agent.system + self.knowledge.pages_section()
             agent.preparers = [*agent.preparers, functools.partial(
                 self._before_first_step, agent, base, prompt, session.id)]
+        if agent.mode == "plan":  # an MCP server's tools, a pack's: held to plan mode too
+            from totem.session.plan import in_plan_mode
+
+            agent.preparers, agent.refreshers = in_plan_mode(agent.preparers, agent.refreshers)
         from totem.session.undo import track_changes
 
+        resumed = bool(self.store.messages(session.id)) if self.hooks else False
+
         def start(given: str | None) -> AsyncIterator[Event]:
-            return run_events(agent, session.id, text, abort=abort, model_text=given,
-                              images=blocks)
+            if not self.hooks:
+                return run_events(agent, session.id, text, abort=abort, model_text=given,
+                                  images=blocks)
+            from totem.session.hook_events import with_prompt_hooks
+
+            return with_prompt_hooks(
+                self.hooks, session_id=session.id, resumed=resumed, text=text,
+                model_text=given, mode=agent.mode, label=agent.label,
+                start=lambda hooked: run_events(agent, session.id, text, abort=abort,
+                                                model_text=hooked, images=blocks))
 
         events = start(model_text)
         if expansion is None and mentions_servers(self.toolset, text):
@@ -385,7 +416,62 @@ class SessionService:
             events = with_mcp_input(self.toolset, agent, model_text or text,
                                     lambda given: start(given or model_text))
         events = track_changes(events, store=self.store, session_id=session.id)
+        if agent.mode == "plan":
+            from totem.session.plan import with_plan
+
+            events = with_plan(events, store=self.store, session_id=session.id)
+        if self.hooks.of("notification"):
+            from totem.session.hook_events import with_notification_hooks
+
+            events = with_notification_hooks(self.hooks, events, session_id=session.id,
+                                             mode=agent.mode)
         return self._with_notices(events)
+
+    # modes ----------------------------------------------------------------------------------
+
+    @staticmethod
+    def modes() -> list[ModeInfo]:
+        """The session modes a client may offer: name, title, description."""
+        return list(MODES)
+
+    def mode(self, session_id: str) -> SessionMode:
+        """The session's mode (the default until one is set)."""
+        return self._modes.get(session_id, "default")
+
+    def set_mode(self, session_id: str, mode: SessionMode) -> None:
+        self._modes[session_id] = mode
+
+    def _in_mode(self, agent: Agent, mode: SessionMode) -> Agent:
+        """The agent of a run in `mode`: in plan mode only reading tools are offered, the
+        others refuse, and the permission layer denies all but reading (policy/modes.py)."""
+        if mode == "default":
+            return agent
+        permission = mode_permission(agent.permission, mode)
+        if mode == "accept_edits":
+            return dataclasses.replace(agent, permission=permission, mode=mode)
+        from totem.session.plan import plan_prompt
+
+        return dataclasses.replace(
+            agent, mode=mode, permission=permission, tools=plan_tools(agent.tools),
+            specs=[s for s in agent.specs or [] if s.name in PLAN_TOOLS],
+            system=f"{agent.system}\n\n{plan_prompt()}",
+        )
+
+    def approve_plan(
+        self, session: SessionInfo, steps: list[str], *, abort: AbortSignal,
+        model: str | None = None, mode: SessionMode = "default",
+    ) -> AsyncIterator[Event]:
+        """The person approved `steps` (as proposed or edited): the session leaves plan
+        mode (for `mode`), the steps become its task list, and a run carries them out."""
+        from totem.session.plan import approved_text
+        from totem.tools.todo import TodoItem, TodoList
+
+        steps = [step.strip() for step in steps if step.strip()]
+        if not steps:
+            raise ConfigError("The plan has no steps to carry out.")
+        todos = self.state.service(TodoList).replace([TodoItem(content=s) for s in steps])
+        events = self.run(session, approved_text(steps), abort=abort, model=model, mode=mode)
+        return _after(TodoUpdated(todos), events)
 
     def _mentioned_images(self, text: str) -> list[Path]:
         if "@" not in text:
@@ -525,6 +611,27 @@ class SessionService:
         for provider in self._providers.values():
             await provider.aclose()
         self._providers.clear()
+
+
+def _small_assist(*, look_ahead: bool) -> AssistFactory:
+    """What a small model's run gets beyond the loop (smallmodel/), made once per run."""
+
+    def make(run: AssistedRun) -> RunAssist:
+        from totem.smallmodel.assist import SmallModelAssist
+
+        return SmallModelAssist(run, look_ahead=look_ahead)
+
+    return make
+
+
+async def _after(first: Event, events: AsyncIterator[Event]) -> AsyncIterator[Event]:
+    """`events`, with `first` right after the run's start."""
+    started = False
+    async for event in events:
+        yield event
+        if not started:
+            started = True
+            yield first
 
 
 def _python_check(ctx: ToolContext, path: Path) -> str:

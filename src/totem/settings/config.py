@@ -17,6 +17,8 @@
       bash: {timeout: 120, forbidden: ["rm -rf /*", "git push *"]}
       websearch: {url: "http://127.0.0.1:8888"}   # a SearXNG instance; no url, no tool
                                                   # (or backend: brave | tavily, key: ...)
+    hooks:                   # your commands on the agent's events (totem.hooks)
+      pre_tool: [{matcher: bash, command: "~/bin/check.sh", timeout: 60}]
     integrations:            # slack, tts, image, agents: see settings/integrations.py
     lsp:                     # language servers whose diagnostics follow an edit:
       go: {command: [gopls], extensions: [.go]}   # see settings/lsp.py (python, typescript
@@ -45,6 +47,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
+from totem.hooks.config import HookSpec, parse_hooks
 from totem.policy.permission import Action, Rule
 from totem.settings.config_trust import rule_items
 from totem.settings.errors import ConfigError
@@ -101,6 +104,7 @@ class Config:
     ignored: list[str] = field(default_factory=list)  # what the untrusted project would change
     refused: list[str] = field(default_factory=list)  # what a project may never change
     notices: list[str] = field(default_factory=list)  # said once at the start of a run
+    hooks: list[HookSpec] = field(default_factory=list)  # the person's (totem.hooks)
 
 
 def _read_yaml(path: Path) -> dict[str, Any]:
@@ -151,6 +155,11 @@ def _merge(base: dict[str, Any], over: dict[str, Any]) -> dict[str, Any]:
     for key, value in over.items():
         if key == "permission":
             out[key] = [*base.get(key, []), *rule_items(value)]
+        elif key == "hooks" and isinstance(value, dict):  # each file's hooks add to the last
+            hooks = dict(out.get(key) or {})
+            for event, items in value.items():
+                hooks[event] = [*(hooks.get(event) or []), *(items or [])]
+            out[key] = hooks
         elif isinstance(value, dict) and isinstance(out.get(key), dict):
             out[key] = _merge(out[key], value)
         else:
@@ -277,7 +286,7 @@ def _layers(project: Path, trusted: bool | None) -> _Layers:
     for path in (user_file, *extra):
         user = _merge(user, read.get(path, {}))
     layers = _Layers({}, list(read))
-    ours = read.get(project_file, {})
+    ours = _marked_hooks(read.get(project_file, {}))
     if ours and not (trusted if trusted is not None else _trusted(project)):
         ours, layers.ignored = restrict_untrusted(ours, user)
     try:
@@ -297,6 +306,16 @@ def _layers(project: Path, trusted: bool | None) -> _Layers:
         merged = _merge(merged, read.get(path, {}))
     layers.merged = merged
     return layers
+
+
+def _marked_hooks(project: dict[str, Any]) -> dict[str, Any]:
+    """The project file's settings, each of its hooks marked as the project's."""
+    hooks = project.get("hooks")
+    if not isinstance(hooks, dict):
+        return project
+    marked = {event: [{**item, "_source": "project"} for item in items or []]
+              for event, items in hooks.items()}
+    return {**project, "hooks": marked}
 
 
 def _trusted(project: Path) -> bool:
@@ -333,4 +352,5 @@ def load_config(project: Path, *, trusted: bool | None = None) -> Config:
         ignored=layers.ignored,
         refused=layers.refused,
         notices=notices,
+        hooks=parse_hooks(merged.get("hooks")),
     )

@@ -86,6 +86,11 @@ _KNOWLEDGE = Keys({
     "conventions": FLAG,
 })
 
+# the person's hooks (totem.hooks): an event, then its hooks in order
+_HOOK = Keys({"matcher": TEXT, "command": TEXT, "timeout": NUMBER})
+_HOOKS = Keys({event: ListOf(_HOOK) for event in (
+    "session_start", "user_prompt", "pre_tool", "post_tool", "stop", "notification")})
+
 CONFIG_SCHEMA = Keys({
     "model": TEXT,
     "store": TEXT,  # where sessions are kept: the user's files only (totem.store.location)
@@ -113,6 +118,7 @@ CONFIG_SCHEMA = Keys({
         "agents": FLAG,
     }),
     "mcp": OneOf((MapOf(MCP_SERVER), Scalar((type(None),), "a mapping of servers"))),
+    "hooks": _HOOKS,
     "lsp": OneOf((FLAG, MapOf(LSP_SERVER))),  # language servers after edits (settings/lsp.py)
 })
 

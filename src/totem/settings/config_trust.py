@@ -3,7 +3,8 @@
 Untrusted, a project may only narrow: its deny and ask rules apply, a lower step limit, a
 shorter bash timeout, more forbidden commands, a smaller output limit, the framework
 knowledge switches (prompt text), and language servers turned off (`lsp`: a server's
-command is a program it would run). Everything else it says is listed and ignored.
+command is a program it would run). Everything else it says is listed and ignored: its hooks
+(commands run on the agent's events) among them.
 
 Trusted or not, a project never changes where a provider of the user's config sends its key
 (its kind, base_url, key, headers...), and a provider the project defines never takes a key
@@ -126,6 +127,9 @@ def restrict_untrusted(
         kept["tools"] = kept_tools
     for name in project.get("mcp") or {}:
         ignored.append(f"MCP server '{name}'")
+    for event, hooks in (project.get("hooks") or {}).items():
+        for hook in hooks or []:
+            ignored.append(f"{event} hook: {hook.get('command', '')}")
     _untrusted_lsp(project, kept, ignored)
     for name, spec in (project.get("integrations") or {}).items():
         if spec not in (None, False, {}):

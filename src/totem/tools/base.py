@@ -100,15 +100,6 @@ class ToolContext:
     # Where this run's questions go: the session's own stream, a sub-agent's included.
     asks: Callable[[Event], None] | None = None
     after_write: Sequence[AfterWrite] = ()  # what write, edit and patch call (tools.hooks)
-    # A small model's call: edit reads an empty old_string on an existing file as "add at
-    # the end" (what they mean by it), where a larger model gets an error.
-    small_model: bool = False
-    # The person's request of this run: a small model's edit that fits several places is
-    # made in the one the request names (tools/edit_intent.py).
-    request: str = ""
-    # Why a change of another file (a path from the root) would be refused, or None: a
-    # small model's edit moved to the file that holds its text is checked like a call.
-    change_refusal: Callable[[str], str | None] | None = None
     # Each file's content before this call changed it (None: it did not exist), kept by
     # `snapshot`: what the after-write hooks compare with (new diagnostics).
     before: dict[Path, bytes | None] = field(default_factory=dict)

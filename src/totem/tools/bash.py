@@ -96,10 +96,10 @@ class Bash:
             note = f"[Timed out after {timeout:g} s; the command and its processes were stopped.]"
             return ToolResult(f"{text}\n\n{note}", title=title, is_error=True)
         status = f"killed by signal {-code}" if code < 0 else f"Exit code: {code}"
-        if code > 0 and ctx.small_model and "assert" in text:
+        if code > 0 and "assert" in text:
             from totem.tools.pytest_output import failed_comparison
 
-            plain = failed_comparison(text)  # a small model misreads pytest's diff
+            plain = failed_comparison(text)  # small models misread pytest's diff
             status += f"\n[The first failure, in plain words: {plain}]" if plain else ""
         return ToolResult(f"{text}\n\n{status}", title=title, is_error=code != 0)
 

@@ -35,14 +35,7 @@ class Edit:
 
     async def run(self, args: EditInput, ctx: ToolContext) -> ToolResult:
         path = await ctx.resolve(args.path)
-        try:
-            return await self._edit(path, args, ctx)
-        except ToolError as exc:
-            if not ctx.small_model:
-                raise
-            from totem.tools.edit_small import problems_to_fix
-
-            raise ToolError(str(exc) + problems_to_fix(path, ctx)) from None
+        return await self._edit(path, args, ctx)
 
     async def _edit(self, path: Path, args: EditInput, ctx: ToolContext) -> ToolResult:
         if args.old_string == args.new_string:
@@ -56,24 +49,9 @@ class Edit:
                 raise ToolError(f"{missing} To create a new file, use write.")
             return await _create(path, args.new_string, ctx)
         content = _text(path, relative)
-        if ctx.small_model:
-            from totem.tools.edit_small import small_reading
-
-            reading = await small_reading(path, content, old=args.old_string,
-                                          new=args.new_string, replace_all=args.replace_all,
-                                          ctx=ctx)
-            if reading is not None:
-                return reading
-        if not args.old_string and content and ctx.small_model and args.new_string.strip():
+        if not args.old_string and content.strip() and args.new_string.strip():
             return await _append(path, content, args.new_string, ctx, why="was empty")
         if not args.old_string:
-            if content:
-                raise ToolError(
-                    f"old_string is empty but {relative} already exists and is not empty. "
-                    "Give the exact text to replace, or use write to replace the whole file. "
-                    "To add at the end, old_string is the file's last line and new_string is "
-                    "that line, a line break, and the new text."
-                )
             return await save(path, content, args.new_string, 1, ctx)
         old, new = args.old_string, args.new_string
         count = content.count(old)
@@ -83,7 +61,7 @@ class Edit:
         if count == 0:
             from totem.tools.edit_match import near_match, starts_block
 
-            near = near_match(content, old, new, loose=ctx.small_model)
+            near = near_match(content, old, new, loose=True)
             if near is not None:
                 old, new = near
                 count = 1
@@ -92,11 +70,11 @@ class Edit:
                                      why=f"was not in {relative}; new_string begins with it")
         if count == 0:
             raise ToolError(_not_found(path, old, relative, ctx))
-        if count > 1 and not args.replace_all and ctx.small_model:
+        if count > 1 and not args.replace_all:
             from totem.tools.edit_match import whole_line
 
             line = whole_line(content, old)
-            if line is not None:  # a small model's old_string is a line, chosen whole
+            if line is not None:  # old_string is a whole line once: that line is meant
                 start, end = line
                 return await save(path, content, content[:start] + new + content[end:], 1, ctx)
         if count > 1 and not args.replace_all:
@@ -153,13 +131,7 @@ def _not_found(path: Path, old: str, relative: str, ctx: ToolContext) -> str:
 
     text = (f"old_string was not found in {relative} — read the file and copy the exact text, "
             "including whitespace and indentation.")
-    allowed: list[str] = []
-    for other in found_elsewhere(ctx.root, old, besides=path):
-        refused = ctx.change_refusal(other) if ctx.change_refusal is not None else None
-        if refused is None:
-            allowed.append(other)
-        else:  # say why, or the model edits it next and is refused there
-            text += f" It is in {other}, but a change there would be refused: {refused}"
+    allowed = list(found_elsewhere(ctx.root, old, besides=path))
     if allowed:
         text += f" It is in {', '.join(allowed)}: to change it there, call edit with that path."
     return text
@@ -169,7 +141,7 @@ async def _append(
     path: Path, before: str, addition: str, ctx: ToolContext, *, why: str
 ) -> ToolResult:
     """The model adds a new piece (a function, a line) to the file: old_string is nowhere
-    in the file and new_string begins with it, or (a small model) old_string is empty.
+    in the file and new_string begins with it, or old_string is empty.
     The piece goes at the end of the file."""
     from totem.tools.edit_match import already_there, appended
 

@@ -1,6 +1,5 @@
-"""Saving an edit's result: the Python check for a small model, the question with its diff,
-the snapshot for undo, the file written, and what the model is told. Shared by edit and the
-small-model readings of an edit (tools/edit_small.py).
+"""Saving an edit's result: the Python check, the question with its diff, the snapshot for
+undo, the file written, and what the model is told.
 """
 
 from __future__ import annotations
@@ -17,14 +16,14 @@ __all__ = ["save"]
 
 async def save(path: Path, before: str, after: str, replaced: int, ctx: ToolContext) -> ToolResult:
     relative = ctx.relative(path)
-    if ctx.small_model:  # a small model rarely mends a file it broke: keep it whole
-        from totem.tools.python_check import breaks_python
+    # a model rarely mends a file its edit broke (small ones never): keep it whole
+    from totem.tools.python_check import breaks_python
 
-        broken = breaks_python(path, before, after)
-        if broken is not None:
-            raise ToolError(f"Refused: this edit would make {relative} invalid Python "
-                            f"({broken}); nothing was changed. Copy old_string from the file "
-                            "and give new_string as complete, valid lines.")
+    broken = breaks_python(path, before, after)
+    if broken is not None:
+        raise ToolError(f"Refused: this edit would make {relative} invalid Python "
+                        f"({broken}); nothing was changed. Copy old_string from the file "
+                        "and give new_string as complete, valid lines.")
     diff = joined([file_diff(relative, before, after)])
     await ctx.ask("edit", [relative], title=f"edit {relative}", diff=diff)
     ctx.snapshot(path)

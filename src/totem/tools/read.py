@@ -92,10 +92,6 @@ class Read:
             return _image(path, media_type, title)
         output = await asyncio.to_thread(_numbered, path, args, ctx)
         instructions = _instructions(path, ctx)
-        if ctx.request:
-            from totem.tools.spelling import spelling_note
-
-            output += spelling_note(path, ctx.request)
         return ToolResult(note + output + instructions, title=title)
 
 

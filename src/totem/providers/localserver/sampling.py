@@ -13,6 +13,19 @@
 `tool_mode` is `auto` (constrained for a small model on a server that can), `native` or
 `constrained`. A server can constrain an answer to a JSON schema when it is llama.cpp,
 vLLM, LM Studio (`response_format` with a `json_schema`) or Ollama (`format`).
+
+A small model on llama.cpp is always constrained under `auto`: with native `tools`,
+llama-server holds the answer to its tool grammar only from a trigger on (a "lazy"
+grammar), and a piece of text that completes the trigger and runs past it (the real 0.5B
+wrote `<function name="write",`) ends the server: "Unexpected empty grammar stack after
+accepting piece". A JSON schema holds the answer from its first token, so no text can.
+
+The server's own anti-repetition samplers (`LLAMACPP_ANSWER_SAMPLERS`: llama.cpp's DRY) go
+with a constrained step that must be the answer (`stepmode.step_request`), not with a step
+that may be a call: with the real 0.5B, DRY (multiplier 0.8) turned an edit's `old_string`
+into a name alone and a new value into another, and `repeat_penalty` 1.05 or 1.1 turned the
+value asked for (45, 73) into another (30, 74). An edit repeats text by its nature; a
+repeating answer is cut as it streams (`stepmode.loop_cut`).
 """
 
 from __future__ import annotations
@@ -24,13 +37,20 @@ from typing import Any
 from totem.providers.catalog.profiles import ModelProfile
 from totem.providers.localserver.serverinfo import ServerFacts
 
-__all__ = ["Sampling", "sampling_for"]
+__all__ = ["LLAMACPP_ANSWER_SAMPLERS", "Sampling", "sampling_for"]
 
 SMALL_TEMPERATURE = 0.2
 SMALL_MAX_TOKENS = 2_048
 LOCAL_MAX_TOKENS = 8_192
 SMALL_MAX_CALLS = 8
 TOOL_MODES = ("auto", "native", "constrained")
+# llama.cpp's DRY ("don't repeat yourself") sampler: a token that would continue a sequence
+# already in the text (2 tokens or more, not across a newline, `:`, `"` or `*`) is made less
+# likely, the more so the longer the sequence (0.8 x 1.75 ^ (length - 2)). The values are
+# its author's recommended ones; llama-server's default multiplier is 0 (off).
+LLAMACPP_ANSWER_SAMPLERS: dict[str, float | int] = {
+    "dry_multiplier": 0.8, "dry_base": 1.75, "dry_allowed_length": 2,
+}
 
 
 @dataclass(frozen=True, slots=True)

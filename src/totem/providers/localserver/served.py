@@ -38,15 +38,17 @@ def ask_soon(pconf: ProviderConfig, model: str) -> None:
 
 
 def served_model(pconf: ProviderConfig | None, model: str) -> ServedModel:
-    """The profile (by the served name, else by what the server serves), the server's
+    """The profile (its size by the server's parameter count, its family by the served
+    name, else by what the server serves: `profiles.profile_for_served`), the server's
     facts and the sampling of `model` on the provider `pconf` (None: a provider given
     directly, as tests do)."""
     if pconf is None:
-        profile = profile_for_served(model, ())
+        profile = profile_for_served(model)
         return ServedModel(profile, None, sampling_for(profile, None, local=False))
     local = is_local(pconf.kind, pconf.base_url)
     facts = probe(pconf.kind, pconf.base_url, model) if _asked(pconf) else None
-    profile = profile_for_served(model, facts.names if facts else ())
+    profile = (profile_for_served(model, facts.names, params=facts.params, family=facts.family)
+               if facts else profile_for_served(model))
     entry = pconf.models.get(model)
     settings = {**pconf.options, **(entry if isinstance(entry, dict) else {})}
     try:

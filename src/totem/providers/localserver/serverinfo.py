@@ -1,13 +1,21 @@
-"""What a local model server says of the model it serves: engine, model file, real window.
+"""What a local model server says of the model it serves: engine, size, family, real window.
 
-A served name says little (llama-server `--alias local`, LM Studio, gateways), so for a
-local provider totem asks the server once per process and base URL + model:
+A served name says little (llama-server `--alias local`, a GGUF saved as `model.gguf`, LM
+Studio, gateways), so for a local provider totem asks the server once per process and base
+URL + model:
 
-    llama.cpp   GET {root}/props            model_path, default_generation_settings.n_ctx
-                GET {base}/models           data[].meta (n_ctx_train), id (the alias)
+    llama.cpp   GET {root}/props            model_path, chat_template,
+                                            default_generation_settings.n_ctx
+                GET {base}/models           data[].meta.n_params, id (the alias)
     vLLM        GET {base}/models           data[].owned_by "vllm", max_model_len, root
-    LM Studio   GET {root}/api/v0/models/M  loaded_context_length, max_context_length, arch
-    Ollama      POST {root}/api/show        model_info *.context_length, details.family
+    LM Studio   GET {root}/api/v0/models/M  loaded_context_length, max_context_length, arch,
+                                            params_string (when it says)
+    Ollama      POST {root}/api/show        model_info general.parameter_count,
+                                            *.context_length, general.architecture,
+                                            template, details.parameter_size and family
+
+The parameter count says whether the model is small, the chat template (else the
+architecture) its family (`catalog.profiles`); the names are kept for when neither is said.
 
 Only local providers are asked (a loopback or private address, or Ollama at its default
 one): a hosted provider pays nothing. The questions go over bare sockets with a short
@@ -17,6 +25,7 @@ timeout, started early in a thread (`probe_soon`); a server that answers none gi
 from __future__ import annotations
 
 import json
+import re
 import socket
 import threading
 from dataclasses import dataclass
@@ -24,6 +33,7 @@ from pathlib import PurePosixPath, PureWindowsPath
 from typing import Any, Literal, TypeAlias
 from urllib.parse import urlsplit
 
+from totem.providers.catalog.profiles import family_of
 from totem.providers.localserver.address import is_local_url
 
 __all__ = [
@@ -46,11 +56,14 @@ _OPENAI_KINDS = frozenset({"openai", "openai-compatible", "llamacpp", "lmstudio"
 
 @dataclass(frozen=True, slots=True)
 class ServerFacts:
-    """What the server said: its engine, names of the model it serves, its window in tokens."""
+    """What the server said: its engine, names of the model it serves, its window in tokens,
+    the model's parameter count and the family its chat template or architecture says."""
 
     engine: Engine
     names: tuple[str, ...] = ()  # model file stem, GGUF general.name, architecture ...
     context_window: int | None = None
+    params: int | None = None  # parameters, as the server counts them (None: not said)
+    family: str | None = None  # a family name of catalog.profiles (`qwen2.5`), when said
 
 
 def is_local(kind: str, base_url: str) -> bool:
@@ -71,6 +84,23 @@ def _positive(value: Any) -> int | None:
     return value if isinstance(value, int) and not isinstance(value, bool) and value > 0 else None
 
 
+_SIZE_LABEL = re.compile(r"\s*(\d+(?:\.\d+)?)\s*([KMBT])\s*", re.IGNORECASE)
+_SCALE = {"K": 10**3, "M": 10**6, "B": 10**9, "T": 10**12}
+
+
+def _params_of(label: Any) -> int | None:
+    """The parameter count a size label gives: `1.5B`, `494.03M`, `8.0B` (None for another
+    text, or none)."""
+    found = _SIZE_LABEL.fullmatch(label) if isinstance(label, str) else None
+    if found is None:
+        return None
+    return _positive(round(float(found.group(1)) * _SCALE[found.group(2).upper()]))
+
+
+def _text(value: Any) -> str | None:
+    return value if isinstance(value, str) and value else None
+
+
 def facts_from_llama(props: dict[str, Any], models: dict[str, Any] | None) -> ServerFacts:
     """llama-server's `/props` (and `/v1/models`, whose ids may hold the file name)."""
     names: list[str] = []
@@ -81,13 +111,16 @@ def facts_from_llama(props: dict[str, Any], models: dict[str, Any] | None) -> Se
         value = props.get(key)
         if isinstance(value, str) and value:
             names.append(value)
-    for entry in (models or {}).get("data") or []:
-        if isinstance(entry, dict) and isinstance(entry.get("id"), str):
-            names.append(_stem(entry["id"]))
+    entries = [e for e in (models or {}).get("data") or []
+               if isinstance(e, dict) and isinstance(e.get("id"), str)]
+    names += [_stem(entry["id"]) for entry in entries]
+    params = next((_positive(e["meta"].get("n_params")) for e in entries
+                   if isinstance(e.get("meta"), dict)), None)  # meta: null while it loads
     settings = props.get("default_generation_settings") or {}
     # a slot's own window: with --parallel N each request gets n_ctx / N
     window = _positive(settings.get("n_ctx")) if isinstance(settings, dict) else None
-    return ServerFacts("llamacpp", _unique(names), window)
+    family = family_of(template=_text(props.get("chat_template")))
+    return ServerFacts("llamacpp", _unique(names), window, params, family)
 
 
 def facts_from_vllm(models: dict[str, Any], model: str) -> ServerFacts | None:
@@ -107,15 +140,22 @@ def facts_from_lmstudio(entry: dict[str, Any]) -> ServerFacts:
         entry.get("max_context_length")
     )
     names = [str(entry[k]) for k in ("id", "arch") if isinstance(entry.get(k), str)]
-    return ServerFacts("lmstudio", _unique(names), window)
+    family = family_of(architecture=_text(entry.get("arch")))
+    return ServerFacts("lmstudio", _unique(names), window, _params_of(entry.get("params_string")),
+                       family)
 
 
 def facts_from_ollama(show: dict[str, Any]) -> ServerFacts:
-    """Ollama's `/api/show`: the trained window, the family and the base model's name."""
+    """Ollama's `/api/show`: the trained window, the parameter count, the family (by the
+    template, else the architecture) and the base model's name."""
     info = show.get("model_info") or {}
-    window = None
+    window = params = None
+    architecture = None
     names: list[str] = []
     if isinstance(info, dict):
+        params = _positive(info.get("general.parameter_count")) or _params_of(
+            info.get("general.size_label"))
+        architecture = _text(info.get("general.architecture"))
         window = next(
             (_positive(v) for k, v in info.items() if k.endswith(".context_length")), None
         )
@@ -126,10 +166,15 @@ def facts_from_ollama(show: dict[str, Any]) -> ServerFacts:
         if names and isinstance(size, str):
             names.insert(0, f"{names[0]}-{size}")
     details = show.get("details") or {}
-    if isinstance(details, dict) and isinstance(details.get("family"), str):
-        size = details.get("parameter_size")
-        names.append(f"{details['family']}-{size}" if isinstance(size, str) else details["family"])
-    return ServerFacts("ollama", _unique(names), window)
+    if isinstance(details, dict):
+        params = params or _params_of(details.get("parameter_size"))
+        architecture = architecture or _text(details.get("family"))
+        if isinstance(details.get("family"), str):
+            size = details.get("parameter_size")
+            names.append(f"{details['family']}-{size}" if isinstance(size, str)
+                         else details["family"])
+    family = family_of(template=_text(show.get("template")), architecture=architecture)
+    return ServerFacts("ollama", _unique(names), window, params, family)
 
 
 def _unique(names: Any) -> tuple[str, ...]:

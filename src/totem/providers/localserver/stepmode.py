@@ -7,6 +7,7 @@ no native tools, and the schema lets the answer be only
 
     {"tool": NAME, "args": ARGS}    one call of an offered tool, ARGS valid for that tool
     {"answer": TEXT}                the reply to the person
+    {"plan": [STEP, ...]}           in plan mode, the answer: the steps of the plan
 
 `step_request(request, ...)` turns a request into that form (the tools described in the
 system prompt, earlier calls written as the same JSON, their results as text), and
@@ -34,8 +35,12 @@ from totem.providers.base import (
     ToolCallBegin,
     ToolSpec,
 )
+from totem.providers.localserver.sampling import LLAMACPP_ANSWER_SAMPLERS
 
-__all__ = ["args_schema", "loop_cut", "step_args", "step_events", "step_request", "step_schema"]
+__all__ = [
+    "args_schema", "loop_cut", "schema_option", "step_args", "step_events", "step_request",
+    "step_schema",
+]
 
 Json = dict[str, Any]
 ABORTED_OUTPUT = "[Aborted by user]"  # a call that did not finish, as every adapter says it
@@ -83,9 +88,23 @@ def step_args(parameters: Json) -> Json:
     return schema
 
 
+PLAN_STEP: Json = {
+    "type": "object",
+    "properties": {"plan": {"type": "array", "items": {"type": "string", "minLength": 1},
+                            "minItems": 1}},
+    "required": ["plan"], "additionalProperties": False,
+}
+
+
+PLAN_INSTRUCTION = (
+    '\n\nThis is plan mode: instead of {"answer": ...}, end with {"plan": ["first step", '
+    '"second step", ...]}, the steps of your plan in order. Nothing is changed until the '
+    "person approves it.")
+
+
 def step_schema(
     specs: list[ToolSpec], *, answer: bool = True, call: bool = True,
-    paths: Mapping[str, list[str]] | None = None,
+    paths: Mapping[str, list[str]] | None = None, plan: bool = False,
 ) -> Json:
     """The schema of one step: (when `call`) a call of one of `specs` or (when `answer`)
     an answer. With `paths`, only the tools it names are offered, each with its `path`
@@ -100,7 +119,9 @@ def step_schema(
         steps.append({"type": "object",
                       "properties": {"tool": {"const": spec.name}, "args": args},
                       "required": ["tool", "args"], "additionalProperties": False})
-    if answer or not steps:
+    if (answer or not steps) and plan:  # a plan-mode answer is a list of steps
+        steps.append(PLAN_STEP)
+    elif answer or not steps:
         steps.append({"type": "object", "properties": {"answer": {"type": "string"}},
                       "required": ["answer"], "additionalProperties": False})
     return {"anyOf": steps}
@@ -195,25 +216,30 @@ def _written_args(part: ToolPart) -> Json:
 
 def step_request(
     request: ModelRequest, *, engine: str | None, answer: bool = True, answer_now: str = "",
-    paths: Mapping[str, list[str]] | None = None,
+    paths: Mapping[str, list[str]] | None = None, plan: bool = False,
 ) -> ModelRequest:
     """`request` in step form, its schema where `engine` takes one (see the module doc);
     with `answer` False the step must be a call (the model answered too soon); with
     `answer_now` ("tests", "done") it must be the answer, asked for as that file says (the
     tools are still described: the prompt stays the same for the server's cache); `paths`
-    as `step_schema` takes them."""
+    as `step_schema` takes them; with `plan` the answer is a plan's steps. A step that must
+    be the answer, on llama.cpp, carries the server's DRY sampler
+    (`sampling.LLAMACPP_ANSWER_SAMPLERS`)."""
     if not request.tools:
         return request
-    schema = step_schema(request.tools, answer=answer, call=not answer_now, paths=paths)
+    schema = step_schema(request.tools, answer=answer, call=not answer_now, paths=paths,
+                         plan=plan)
     # offered no tool that changes a file, the request asks a question (see run/loop.py)
     question = not any(t.name in ("edit", "write", "patch") for t in request.tools)
     asked = _latest_request(request.messages)
     tools = _instructions().replace("{tools}", _tool_lines(request.tools))
-    option: Json = (
-        {"format": schema} if engine == "ollama"
-        else {"response_format": {"type": "json_schema",
-                                  "json_schema": {"name": "step", "schema": schema}}}
-    )
+    if plan:
+        tools += PLAN_INSTRUCTION
+    option = schema_option(engine, schema)
+    if answer_now and engine == "llamacpp":  # the answer, written once (see sampling.py)
+        extra = request.options.get("extra_body")
+        option["extra_body"] = {**(extra if isinstance(extra, Mapping) else {}),
+                                **LLAMACPP_ANSWER_SAMPLERS}
     return dataclasses.replace(
         request,
         system=f"{request.system}\n\n{tools}" if request.system else tools,
@@ -223,6 +249,14 @@ def step_request(
         tools=[],
         options={**request.options, **option},
     )
+
+
+def schema_option(engine: str | None, schema: Json) -> Json:
+    """The request option that holds an answer to `schema` on the server's engine."""
+    if engine == "ollama":
+        return {"format": schema}
+    return {"response_format": {"type": "json_schema",
+                                "json_schema": {"name": "step", "schema": schema}}}
 
 
 def _step(text: str) -> Json | None:
@@ -303,4 +337,7 @@ def _read_step(text: str, end: StreamEnd) -> list[StreamEvent]:
                 StreamEnd("tool_calls", end.raw)]
     if step is not None and isinstance(step.get("answer"), str):
         return [TextChunk(step["answer"]), end]
+    if step is not None and isinstance(step.get("plan"), list):
+        steps = [str(s).strip() for s in step["plan"] if str(s).strip()]
+        return [TextChunk("\n".join(f"{i}. {s}" for i, s in enumerate(steps, 1))), end]
     return [TextChunk(text), end] if text else [end]

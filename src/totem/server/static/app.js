@@ -228,12 +228,13 @@ class App {
     const prompt = $("prompt");
     const model = this.currentModel();
     const agent = $("agent-picker").value || null;
+    const mode = $("mode-picker").value || "default";
     try {
       await this.firstRoute;
       if (!this.session) await this.newSession();
       prompt.value = "";
       this.autosize();
-      await this.chat.send(text, { model, agent });
+      await this.chat.send(text, { model, agent, mode });
     } catch (err) {
       prompt.value = text;
       this.banner(err.message);
@@ -258,6 +259,10 @@ class App {
     picker.replaceChildren(h("option", { value: "", text: "(default)" }),
       ...this.info.agents.map((a) => h("option", { value: a.name, text: a.name, title: a.description })));
     picker.value = this.info.agents.some((a) => a.name === chosen) ? chosen : "";
+    const modes = $("mode-picker");
+    const mode = modes.value || "default";
+    modes.replaceChildren(...(this.info.modes || []).map((m) => h("option", { value: m.name, text: m.title, title: m.description })));
+    modes.value = (this.info.modes || []).some((m) => m.name === mode) ? mode : "default";
     if (this.info.problems.length) this.banner(this.info.problems.join(" "));
     if (this.info.config_error) this.banner(`Configuration error: ${this.info.config_error}`);
     this.showTrust(this.info.trust);

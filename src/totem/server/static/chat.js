@@ -178,6 +178,7 @@ export class Chat {
         break;
       case "answered": if (turn) turn.answered(ev.request_id, ev.answer); break;
       case "todo": this.setTodos(normalTodos(ev.todos)); break;
+      case "plan": (turn || this.newTurn()).plan(ev, (steps, card) => this.approvePlan(steps, card)); break;
       case "step_finished": {
         if (turn) turn.seal();
         this.addUsage(ev.usage, ev.cost);
@@ -249,8 +250,22 @@ export class Chat {
     $("run-state").textContent = on ? "working…" : "";
   }
 
-  async send(text, { model, agent }) {
-    await api(`/api/sessions/${this.sessionId}/runs`, { method: "POST", body: { text, model, agent } });
+  async send(text, { model, agent, mode }) {
+    await api(`/api/sessions/${this.sessionId}/runs`, { method: "POST", body: { text, model, agent, mode } });
+  }
+
+  // A plan-mode run's plan: approved as it is or as edited (the session goes on in the
+  // normal mode, the steps as its task list), or kept planning (the box, still in plan mode).
+  async approvePlan(steps, card) {
+    for (const b of card.querySelectorAll("button")) b.disabled = true;
+    $("mode-picker").value = "default";
+    try {
+      await api(`/api/sessions/${this.sessionId}/runs`, { method: "POST",
+        body: { text: "Approve the plan", plan: steps, mode: "default", model: this.app.currentModel() } });
+    } catch (err) {
+      for (const b of card.querySelectorAll("button")) b.disabled = false;
+      this.app.banner(`Could not approve the plan: ${err.message}`);
+    }
   }
 
   // The model server does not answer: retry now, or stop and choose another model. Shown

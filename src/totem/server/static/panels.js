@@ -162,9 +162,24 @@ export class SettingsPanel {
       h("div", { class: "card" }, h("h2", { text: "Providers" }),
         data.providers.length ? configured : h("p", { class: "lead", text: "No provider yet: add one below, or look for servers on this computer." }),
         data.model ? h("p", { class: "lead", text: `Default model: ${data.model}` }) : null),
-      this.addForm(), this.detectCard(), this.integrationsBox = h("div", { class: "card integrations" }), this.modelsBox));
+      this.addForm(), this.detectCard(), this.integrationsBox = h("div", { class: "card integrations" }),
+      this.hooksBox = h("div", { class: "card hooks" }), this.modelsBox));
     this.loadIntegrations();
+    this.loadHooks();
     this.loadModels();
+  }
+
+  // The person's hooks, read-only (they are edited in the config file; see `totem hooks`).
+  async loadHooks() {
+    const { hooks, ignored } = await api("/api/settings/hooks");
+    const rows = h("tbody", {}, hooks.map((k) => h("tr", { dataset: { hook: k.event } },
+      h("td", { class: "mono", text: k.event }), h("td", { class: "mono", text: k.matcher || "*" }),
+      h("td", { class: "mono", text: k.command }), h("td", { text: `${k.timeout} s` }), h("td", { text: k.source }))));
+    this.hooksBox.replaceChildren(h("h2", { text: "Hooks" }),
+      h("p", { class: "lead", text: "Your commands on the agent's events, from the config files (a project's only once its folder is trusted)." }),
+      hooks.length ? h("table", { class: "list" }, h("thead", {}, h("tr", {}, ["Event", "Tools", "Command", "Timeout", "From"].map((t) => h("th", { text: t })))), rows)
+        : h("p", { class: "lead", text: "No hooks configured." }),
+      ignored.length ? h("p", { class: "lead", text: `Ignored until this folder is trusted: ${ignored.join("; ")}` }) : null);
   }
 
   // The integrations (slack, tts, image, agent tools, web search): on or off and why; a key

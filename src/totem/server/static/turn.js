@@ -197,6 +197,27 @@ export class Turn {
     this._add(h("div", { class: "msg-user synthetic", text: `totem: ${text}` }));
   }
 
+  // The plan a plan-mode run ended with: its steps, editable one a line, and the choices.
+  plan(ev, onApprove) {
+    this.seal();
+    const steps = h("textarea", { class: "plan-steps", rows: String(Math.min(12, ev.steps.length + 1)),
+      "aria-label": "The plan's steps, one a line" });
+    steps.value = ev.steps.join("\n");
+    const card = h("div", { class: "ask plan-card" },
+      h("div", { class: "q", text: `Plan (${ev.steps.length} steps): approve it, edit the steps, or keep planning.` }),
+      steps,
+      h("div", { class: "options" },
+        h("button", { type: "button", class: "primary", text: "Approve the plan", onclick: () =>
+          onApprove(steps.value.split("\n").map((s) => s.trim()).filter(Boolean), card) }),
+        h("button", { type: "button", text: "Keep planning", onclick: () => {
+          for (const b of card.querySelectorAll("button")) b.disabled = true;
+          const prompt = document.getElementById("prompt");
+          prompt.placeholder = "What should change in the plan?";
+          prompt.focus();
+        } })));
+    this._add(card);
+  }
+
   ask(ev, onAnswer) {
     this.seal();
     const card = h("div", { class: "ask", dataset: { request: ev.request_id } });

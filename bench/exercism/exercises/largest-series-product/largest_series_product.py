@@ -1,0 +1,2 @@
+def largest_product(series, size):
+    pass

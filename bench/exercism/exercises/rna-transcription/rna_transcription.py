@@ -1,0 +1,2 @@
+def to_rna(dna_strand):
+    pass

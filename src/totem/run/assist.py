@@ -1,0 +1,138 @@
+"""What a run may get beyond the loop for one kind of model: one protocol, called at fixed
+points, with no branch on the model in the loop.
+
+The loop (run/loop.py) calls a run's `RunAssist` at four points:
+
+    before_first_step   after the user's message is stored, before the first request
+    hold                before each request: what the next step may be (see `StepHold`)
+    refusal             before each call of the model's runs: a reason to refuse it, or None
+    after_calls         after a step's calls ran
+    after_answer        after an answer without calls: accept it (None), or say the run goes
+                        on (`GO_ON`, after the assist told the model something), or end it
+                        with a reason of its own
+
+A hosted model's run gets `NoAssist`, which does nothing. The help for small local models
+lives in its own package, which the session attaches; neither run/ nor tools/ import it.
+The assist acts only through the run's own means: calls made with `make_calls` are shown,
+checked and asked like the model's own.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Protocol
+
+from totem.messages import Message, ToolPart
+
+if TYPE_CHECKING:
+    from totem.events import Event
+    from totem.providers.base import ToolSpec
+    from totem.providers.localserver.sampling import Sampling
+    from totem.run.compaction import Compactor
+    from totem.tools.base import Tool
+    from totem.tools.read_first import ReadFirst
+
+__all__ = [
+    "GO_ON", "AheadCall", "AssistFactory", "AssistedRun", "NoAssist", "RunAssist", "StepHold",
+]
+
+GO_ON = "go on"  # after_answer: the assist told the model something; the loop continues
+
+
+@dataclass(frozen=True, slots=True)
+class AheadCall:
+    """A call the run makes for the model (shown and asked like the model's own)."""
+
+    name: str
+    args: Mapping[str, Any]
+
+
+@dataclass(frozen=True, slots=True)
+class StepHold:
+    """What the next step may be: `answer` False, it must be a call; `answer_now` (a name of
+    a step text, see providers/localserver/stepmode.py) it must be the answer; `withheld`
+    tools are not offered for it."""
+
+    answer: bool = True
+    answer_now: str = ""
+    withheld: frozenset[str] = frozenset()
+
+
+FREE = StepHold()
+
+
+class Runner(Protocol):
+    """What an assist may use of the run's tool runner."""
+
+    @property
+    def read_first(self) -> ReadFirst: ...
+
+
+class AssistedRun(Protocol):
+    """What an assist may use of the run it helps."""
+
+    nested: bool
+    tools: dict[str, Tool]
+    specs: list[ToolSpec]
+    history: list[Message]
+    first: int  # where this run's messages start in `history`
+    compactor: Compactor
+
+    @property
+    def runner(self) -> Runner: ...
+
+    @property
+    def root(self) -> Path: ...
+
+    @property
+    def system(self) -> str: ...
+
+    @property
+    def sampling(self) -> Sampling: ...
+
+    def emit(self, event: Event) -> None: ...
+
+    def request_text(self) -> str: ...
+
+    def synthetic_user(self, text: str) -> None: ...
+
+    async def make_calls(self, calls: Sequence[AheadCall]) -> list[ToolPart]: ...
+
+    async def ask_schema(self, system: str, text: str, schema: dict[str, Any]) -> str: ...
+
+
+class RunAssist(Protocol):
+    async def before_first_step(self) -> None: ...
+
+    def hold(self) -> StepHold: ...
+
+    def refusal(self, name: str, args: Mapping[str, Any]) -> str | None: ...
+
+    def after_calls(self, parts: Sequence[ToolPart]) -> None: ...
+
+    async def after_answer(self, message: Message) -> tuple[str, str] | None: ...
+
+
+# Made once per run, from the run it helps.
+AssistFactory = Callable[[AssistedRun], RunAssist]
+
+
+class NoAssist:
+    """A run that gets nothing beyond the loop (every model but a small local one)."""
+
+    async def before_first_step(self) -> None:
+        return None
+
+    def hold(self) -> StepHold:
+        return FREE
+
+    def refusal(self, name: str, args: Mapping[str, Any]) -> str | None:
+        return None
+
+    def after_calls(self, parts: Sequence[ToolPart]) -> None:
+        return None
+
+    async def after_answer(self, message: Message) -> tuple[str, str] | None:
+        return None

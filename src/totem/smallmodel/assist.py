@@ -1,0 +1,332 @@
+"""What a small local model's run gets beyond the loop, behind run/assist.py's protocol.
+
+Before its first step:
+  1. the plan step (smallmodel/plan.py): the model says, in a constrained answer, whether
+     the request is a question or a change and which of the project's files it concerns;
+  2. reading ahead, as real calls of totem's own: a listing of the project, the files the
+     request names (paths that exist), the files of the plan, every file when the project
+     is small; where the names the request mentions that the project defines are used;
+     for a change, the project's tests (their failure is where a fix starts);
+  3. the misspellings codespell knows in the files read, as a note.
+During the run: for a question, no step is offered a tool that changes a file; for a
+change, the first step must be a call. A few calls are refused before they run: an edit
+the run already made word for word, a whole-file write that drops most of an existing
+file, and, after the tests failed, a change of a test file the plan did not name.
+After an answer without calls: an answer copied from the instructions, given without
+looking, or naming paths the project lacks is sent back once; a change the plan said and
+the run did not make, twice at most; after a change the project's tests run, and a failure
+goes back to the model (twice at most); an answer that claims a change no call made ends
+the run as `unverified`.
+
+Nothing here reads the request for what it asks (the plan is the model's word), and
+nothing here deletes, renames or overwrites: every call made here reads, lists or runs the
+project's tests, asked like any other.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from totem.events import Notice
+from totem.messages import Message, ToolPart
+from totem.run.assist import GO_ON, AheadCall, AssistedRun, StepHold
+from totem.smallmodel import answers
+from totem.smallmodel.plan import Plan, offered, parse_plan, plan_prompt, plan_schema
+from totem.smallmodel.project import (
+    ProjectFile,
+    defined_names,
+    mentioned,
+    named_files,
+    text_files,
+)
+from totem.smallmodel.surface import text
+from totem.smallmodel.test_command import is_test_file, project_test_command
+
+__all__ = ["SmallModelAssist"]
+
+CHANGING = frozenset({"edit", "write", "patch"})
+MAX_FILES_READ = 8
+MAX_FILES_LISTED = 60
+MAX_PART_LINES = 80
+MAX_GREPS = 2
+MAX_ACT_NUDGES = 2
+MAX_TEST_RUNS = 2
+TEST_OUTPUT_LINES = 40
+MIN_BUDGET = 2_000
+MAX_BUDGET = 16_000
+UNKNOWN_WINDOW_BUDGET = 8_000
+CHARS_PER_TOKEN = 3
+ANSWER_ROOM = 4_096
+MIN_REQUEST_WORDS = 3
+MIN_KEPT = 1 / 3  # a whole-file write must keep this share of an existing file's lines
+MIN_LINES_GUARDED = 2  # of a one-line file, a write may keep nothing
+
+
+def budget_for(window: int | None) -> int:
+    """Characters of file text read ahead for a model with a `window` of tokens."""
+    if window is None:
+        return UNKNOWN_WINDOW_BUDGET
+    return max(MIN_BUDGET, min(MAX_BUDGET, (window - ANSWER_ROOM) * CHARS_PER_TOKEN))
+
+
+def _read(file: ProjectFile, *, budget: int) -> AheadCall:
+    """A read of `file`: whole, or its first lines when it is bigger than the budget."""
+    if len(file.text) <= budget:
+        return AheadCall("read", {"path": file.path})
+    lines = used = 0
+    for line in file.text.splitlines(keepends=True):
+        used += len(line)
+        if used > budget:
+            break
+        lines += 1
+    return AheadCall("read", {"path": file.path, "limit": min(max(lines, 1), MAX_PART_LINES)})
+
+
+def _bounded(command: str) -> str:
+    """`command` with its output cut to its last lines (a small window), its status kept."""
+    return f"set -o pipefail; {command} 2>&1 | tail -n {TEST_OUTPUT_LINES}"
+
+
+class SmallModelAssist:
+    """One per run of a small local model (see the module doc)."""
+
+    def __init__(self, run: AssistedRun, *, look_ahead: bool = True) -> None:
+        self.run = run
+        self.look_ahead = look_ahead
+        self.plan: Plan | None = None
+        self.own: set[str] = set()  # call ids of totem's own calls
+        self.must_act = False
+        self.said: set[str] = set()  # the nudges given once
+        self.act_nudges = 0
+        self.test_runs = 0
+        self.tests_failed = False
+        self.test_command: str | None = None
+
+    # before the first step --------------------------------------------------------------
+
+    async def before_first_step(self) -> None:
+        run = self.run
+        request = run.request_text()
+        if run.nested or not self.look_ahead or not request.strip():
+            return
+        files, many = text_files(run.root)
+        self.plan = await self._ask_plan(files, request)
+        if self.plan is not None:
+            run.emit(Notice(self._plan_notice(self.plan)))
+        calls = self._calls_ahead(files, many, request)
+        if not calls:
+            return
+        parts = await run.make_calls(calls)
+        self.own.update(p.call_id for p in parts)
+        self._tell_spelling(files, parts)
+        self.must_act = self.plan is not None and self.plan.kind == "change"
+
+    async def _ask_plan(self, files: list[ProjectFile], request: str) -> Plan | None:
+        paths = offered(files)
+        system, message = plan_prompt(paths, request)
+        try:
+            answer = await self.run.ask_schema(system, message, plan_schema(paths))
+        except Exception as exc:  # a server that cannot answer it: the run goes on without
+            from totem.providers.base import ProviderError
+
+            if not isinstance(exc, ProviderError):
+                raise
+            return None
+        return parse_plan(answer.strip(), self.run.root, paths)
+
+    @staticmethod
+    def _plan_notice(plan: Plan) -> str:
+        files = ", ".join(plan.files + plan.new_files) or "no file named"
+        return f"The model's plan: a {plan.kind} ({files})."
+
+    def _calls_ahead(self, files: list[ProjectFile], many: bool,
+                     request: str) -> list[AheadCall]:
+        run = self.run
+        if not files:
+            return []
+        small = not many and len(files) <= MAX_FILES_LISTED
+        calls = [AheadCall("glob", {"pattern": "**/*"}) if small
+                 else AheadCall("read", {"path": "."})]
+        budget = budget_for(run.compactor.window)
+        planned = set(self.plan.files) if self.plan else set()
+        wanted = [f for f in named_files(files, request)]
+        wanted += [f for f in files if f.path in planned and f not in wanted]
+        if not many and sum(len(f.text) for f in files) <= budget:  # all of a small project
+            wanted += sorted((f for f in files if f not in wanted),
+                             key=lambda f: (f.path.count("/"), f.path))
+        used = 0
+        for file in wanted[:MAX_FILES_READ]:
+            if used and used + len(file.text) > budget:
+                continue
+            calls.append(_read(file, budget=budget))
+            used += min(len(file.text), budget)
+        defined = defined_names(files)
+        for name in [n for n in defined if len(n) > 2 and mentioned(n, request)][:MAX_GREPS]:
+            calls.append(AheadCall("grep", {"pattern": name}))
+        command = project_test_command(run.root)
+        if command and self.plan is not None and self.plan.kind == "change" \
+                and "bash" in run.tools:
+            self.test_command = command
+            calls.append(AheadCall("bash", {"command": _bounded(command)}))
+        return [c for c in calls if c.name in run.tools]
+
+    def _tell_spelling(self, files: list[ProjectFile], parts: Sequence[ToolPart]) -> None:
+        from totem.smallmodel.spelling import spelling_note
+
+        read = {str((p.input or {}).get("path")) for p in parts
+                if p.name == "read" and p.state == "completed"}
+        note = spelling_note({f.path: f.text for f in files if f.path in read})
+        if note:
+            self.run.synthetic_user(note)
+
+    # each step ------------------------------------------------------------------------------
+
+    def hold(self) -> StepHold:
+        answer = not self.must_act
+        self.must_act = False
+        question = self.plan is not None and self.plan.kind == "question"
+        return StepHold(answer=answer, withheld=CHANGING if question else frozenset())
+
+    def refusal(self, name: str, args: Mapping[str, Any]) -> str | None:
+        path = args.get("path")
+        if name not in CHANGING or not isinstance(path, str):
+            return None
+        refused = (self._made_already(args) if name == "edit"
+                   else self._drops_most(path, args.get("content")) if name == "write"
+                   else None)
+        if refused:
+            return refused
+        if self.tests_failed and is_test_file(path) and not self._may_change_test(path):
+            return (f"Refused: {path} is a test, and the tests are correct. Change the code "
+                    "they test so that they pass, not the test.")
+        return None
+
+    def _may_change_test(self, path: str) -> bool:
+        planned = self.plan is not None and path in self.plan.files + self.plan.new_files
+        return planned or self.run.runner.read_first.made_here(path)
+
+    def _made_already(self, args: Mapping[str, Any]) -> str | None:
+        """An edit the run already made, word for word (the 0.5B set the database timeout
+        in app.ini, then sent the same edit again, which changed the cache timeout too)."""
+        keys = ("path", "old_string", "new_string")
+        wanted = [args.get(k) for k in keys]
+        for message in self.run.history[self.run.first:]:
+            for part in message.parts:
+                if (isinstance(part, ToolPart) and part.name == "edit"
+                        and part.state == "completed" and part.input
+                        and [part.input.get(k) for k in keys] == wanted):
+                    return (f"Refused: this same edit of {args.get('path')} was already made "
+                            "in this run, and the file has the new text now. If the request "
+                            "is done, answer with what you changed; if not, make the next "
+                            "change.")
+        return None
+
+    def _drops_most(self, path: str, content: object) -> str | None:
+        """A whole-file write that keeps too little of an existing file (small models write
+        only the new line, and the rest is lost); a file the run made may be written again."""
+        if not isinstance(content, str) or self.run.runner.read_first.made_here(path):
+            return None
+        try:
+            before = (self.run.root / path).read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError, ValueError):
+            return None
+        old = [line.strip() for line in before.splitlines() if line.strip()]
+        if len(old) < MIN_LINES_GUARDED:
+            return None
+        new = {line.strip() for line in content.splitlines()}
+        kept = sum(1 for line in old if line in new)
+        if kept >= len(old) * MIN_KEPT:
+            return None
+        return (f"Refused: write gives the whole new text of {path}, and this one keeps "
+                f"{kept} of its {len(old)} lines; nothing was changed. Give the whole file "
+                "with your change in it, or change one part with edit.")
+
+    def after_calls(self, parts: Sequence[ToolPart]) -> None:
+        return None
+
+    # after an answer ------------------------------------------------------------------------
+
+    async def after_answer(self, message: Message) -> tuple[str, str] | None:
+        run = self.run
+        if run.nested:
+            return None
+        answer = message.text()
+        request = run.request_text()
+        mine = run.history[run.first:]
+        said = self._review(answer, request, mine)
+        if said is not None:
+            notice, nudge = said
+            run.emit(Notice(notice))
+            run.synthetic_user(nudge)
+            return GO_ON, ""
+        changed = answers.ran_change(mine, run.tools, besides=frozenset(self.own))
+        if self.plan is not None and self.plan.kind == "change" and not changed \
+                and self.act_nudges < MAX_ACT_NUDGES:
+            self.act_nudges += 1
+            self.must_act = True
+            run.emit(Notice("The model planned a change and made none; asking it to make it."))
+            run.synthetic_user(text("act").replace("{request}", request))
+            return GO_ON, ""
+        if changed and await self._tests_fail(request):
+            return GO_ON, ""
+        if answers.claims_change(answer) and not answers.ran_change(
+                run.history, run.tools, besides=frozenset(self.own)):
+            detail = ("The answer says something was changed, but no change was made in this "
+                      "session.")
+            run.emit(Notice(detail, "warning"))
+            return "unverified", detail
+        return None
+
+    def _review(self, answer: str, request: str,
+                mine: list[Message]) -> tuple[str, str] | None:
+        """What is wrong with the answer, first found first: (a notice, the nudge)."""
+        run = self.run
+        if not answer.strip():
+            return None
+        told = "\n".join([run.system, *(s.description for s in run.specs)])
+        if "copied" not in self.said and answers.copied(answer, told):
+            self.said.add("copied")
+            return ("The answer repeats the instructions the model was given; asking it to "
+                    "answer the request.", answers.copied_nudge(request))
+        parts = [p for m in mine for p in m.parts if isinstance(p, ToolPart)]
+        files = [f.path for f in text_files(run.root)[0]]
+        # a greeting ("hi", "thanks") has nothing to look into: its length says so, in any
+        # language, without reading what it asks
+        if not parts and "look" not in self.said and len(request.split()) >= MIN_REQUEST_WORDS:
+            self.said.add("look")
+            return ("The answer was not checked against the project; asking the model to "
+                    "look with tools first.", answers.look_nudge(files))
+        seen = request + "".join(f"{p.input} {p.output}" for p in parts)
+        missing = answers.missing_paths(answer, files, seen)
+        if missing and "missing" not in self.said:
+            self.said.add("missing")
+            return ("The answer names a file the project does not have; asking the model to "
+                    "check.", answers.missing_path_nudge(missing, files))
+        return None
+
+    async def _tests_fail(self, request: str) -> bool:
+        """After a change: the project's tests, run as a call of totem's own; when they fail
+        the model gets their output (twice at most). True after such a nudge."""
+        run = self.run
+        if self.test_runs >= MAX_TEST_RUNS or "bash" not in run.tools:
+            return False
+        command = self.test_command or project_test_command(run.root)
+        if command is None:
+            return False
+        self.test_runs += 1
+        [part] = await run.make_calls([AheadCall("bash", {"command": _bounded(command)})])
+        self.own.add(part.call_id)
+        output = part.output or ""
+        if part.state == "completed" or "No module named pytest" in output \
+                or "Exit code:" not in output:
+            return False
+        self.tests_failed = True
+        written = [p for p in run.runner.read_first.made if is_test_file(str(p))]
+        nudge = text("new_test" if written else "tests_fail")
+        run.emit(Notice("The project's tests fail after the change; asking the model to fix "
+                        + ("the test it wrote." if written else "the code.")))
+        run.synthetic_user(nudge.replace("{command}", command).replace("{output}", output)
+                           .replace("{request}", request))
+        self.must_act = True
+        return True

@@ -1,0 +1,94 @@
+"""The plan step: before its first step, a small model says what the request needs, in a
+constrained answer that totem then checks against the project and holds the run to.
+
+What a request means is the model's to say, in any wording and any language. The answer
+can only be
+
+    {"files": [a file of the project, ...], "new_files": [path, ...],
+     "kind": "question" | "change"}
+
+with `files` an enum of the project's real files (so it names nothing that is not there).
+totem checks `new_files` (inside the project, not existing yet) and uses the plan so:
+the files are read for the model before its first step; for a question no step is offered
+a tool that changes a file; for a change the first step must be a call, and an answer with
+no change made is sent back (see smallmodel/assist.py).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+
+from totem.smallmodel.project import ProjectFile
+from totem.smallmodel.surface import text
+
+__all__ = ["MAX_PLAN_FILES", "Plan", "parse_plan", "plan_prompt", "plan_schema"]
+
+MAX_PLAN_FILES = 3
+MAX_ENUM_FILES = 200  # the project's files offered by name, the shallowest first
+
+
+@dataclass(frozen=True, slots=True)
+class Plan:
+    kind: Literal["question", "change"]
+    files: tuple[str, ...] = ()
+    new_files: tuple[str, ...] = ()
+    said: dict[str, Any] = field(default_factory=dict)  # the model's answer as it came
+
+
+def offered(files: Sequence[ProjectFile]) -> list[str]:
+    """The paths the plan may name: the project's files, the shallowest first."""
+    paths = sorted((f.path for f in files), key=lambda p: (p.count("/"), p))
+    return paths[:MAX_ENUM_FILES]
+
+
+def plan_schema(paths: Sequence[str]) -> dict[str, Any]:
+    files: dict[str, Any] = {"type": "array", "maxItems": MAX_PLAN_FILES}
+    if paths:
+        files["items"] = {"enum": list(paths)}
+    else:
+        files["maxItems"] = 0
+    return {
+        "type": "object",
+        "properties": {
+            "files": files,
+            "new_files": {"type": "array", "items": {"type": "string"}, "maxItems": 2},
+            "kind": {"enum": ["question", "change"]},
+        },
+        "required": ["files", "new_files", "kind"],
+        "additionalProperties": False,
+    }
+
+
+def plan_prompt(paths: Sequence[str], request: str) -> tuple[str, str]:
+    """The plan step's system prompt and message."""
+    listing = "\n".join(f"- {p}" for p in paths) or "(no files yet)"
+    message = text("plan_request").replace("{files}", listing).replace("{request}", request)
+    return text("plan"), message
+
+
+def parse_plan(answer: str, root: Path, paths: Sequence[str]) -> Plan | None:
+    """The plan in `answer`, checked against the project: named files that exist, new files
+    inside the project that do not; None when the answer is not a plan at all."""
+    try:
+        said = json.loads(answer)
+    except ValueError:
+        return None
+    if not isinstance(said, dict) or said.get("kind") not in ("question", "change"):
+        return None
+    known = set(paths)
+    files = tuple(dict.fromkeys(
+        f for f in said.get("files") or [] if isinstance(f, str) and f in known
+    ))[:MAX_PLAN_FILES]
+    base = root.resolve()
+    new: list[str] = []
+    for path in said.get("new_files") or []:
+        if not isinstance(path, str) or not path.strip() or path in known:
+            continue
+        target = (root / path).resolve()
+        if base in target.parents and not target.exists():
+            new.append(path.strip())
+    return Plan(said["kind"], files, tuple(new), said)
