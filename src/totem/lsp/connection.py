@@ -76,6 +76,7 @@ class Connection:
         self._client: Any = None
         self._process: Any = None
         self._exited = False
+        self._answering = False  # initialized, and not found hung since: worth a shutdown
         self._stderr = b""  # the end of what it wrote there, for the notice of a crash
         self._tasks: list[asyncio.Task[None]] = []
         self._inbox: dict[str, list[_Published]] = {}
@@ -134,6 +135,7 @@ class Connection:
         except Exception as exc:  # it exited: pygls fails the request with its exit code
             raise ServerFailed(self._exit_text(exc), hung=False) from None
         client.initialized(lsp.InitializedParams())
+        self._answering = True
 
     def _folder(self) -> Any:
         from lsprotocol import types as lsp
@@ -167,6 +169,7 @@ class Connection:
         except TimeoutError:
             if await self._answers():
                 raise Slow(f"no diagnostics in {timeout:g} s") from None
+            self._answering = False
             raise ServerFailed(f"no answer in {timeout:g} s", hung=True) from None
         self.checks += 1
         return found
@@ -245,11 +248,15 @@ class Connection:
         return True
 
     async def close(self) -> None:
-        """Shut the server down; kill it (and what it started) if it does not go."""
+        """Shut the server down; kill it (and what it started) if it does not go. One that
+        never answered or stopped answering is killed without asking."""
         client, process = self._client, self._process
         if client is None:
             return
-        if not self._exited:
+        if process is not None and not self._answering and process.returncode is None:
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.killpg(process.pid, signal.SIGKILL)
+        elif not self._exited:
             with contextlib.suppress(Exception):
                 await asyncio.wait_for(client.shutdown_async(None), STOP)
                 client.exit(None)

@@ -4,6 +4,9 @@ Each server starts on the first change of one of its files, once per session. On
 not installed is skipped with one notice. One that exits or hangs is started again once;
 when that one fails too, it is skipped for the rest of the session (a notice each time).
 A wait is bounded: `first_wait` for a server's first diagnostics, `wait` for later ones.
+A server with `roots` checks only the files of a project of its language: a file with a root
+marker (pyproject.toml, tsconfig.json...) in its folder or one above it, up to the root; a
+loose script starts no server and is not waited for.
 
 What a change brought is what its errors are beyond the file's before it: the ones of the
 previous check of the file, or, on its first change in the session, those of its content
@@ -48,11 +51,26 @@ class _Slot:
 class LanguageServers:
     def __init__(self, root: Path, settings: LspSettings, *, launch: Launch = server_argv) -> None:
         self.root = root
+        self._real_root = root.resolve()
         self.settings = settings
         self.launch = launch  # where a sandbox wraps the servers' command lines
         self._slots: dict[str, _Slot] = {}
         self._known: dict[Path, list[Problem]] = {}  # each file's problems at its last check
         self._reported: set[Path] = set()  # files whose last check reported new errors
+        self._marked: dict[tuple[Path, tuple[str, ...]], bool] = {}  # folder -> has a root
+
+    def _in_project(self, server: LspServer, path: Path) -> bool:
+        """Whether `path` belongs to a project of the server's language (see `roots`)."""
+        if not server.roots:
+            return True
+        folder = path.parent
+        key = (folder, server.roots)
+        if key not in self._marked:
+            found = any((folder / name).is_file() for name in server.roots)
+            if not found and self._real_root in folder.parents:
+                found = self._in_project(server, folder)
+            self._marked[key] = found
+        return self._marked[key]
 
     def handles(self, path: Path) -> bool:
         return self.settings.for_suffix(path.suffix) is not None
@@ -82,6 +100,8 @@ class LanguageServers:
         file): its new errors, or that the errors reported before are gone; "" for none."""
         server = self.settings.for_suffix(path.suffix)
         if server is None or not path.is_file() or path.stat().st_size > MAX_BYTES:
+            return ""
+        if not self._in_project(server, path):
             return ""
         slot = self._slots.setdefault(server.name, _Slot(server))
         async with slot.lock:

@@ -73,7 +73,7 @@ MCP_SERVER = Keys({
 
 LSP_SERVER = OneOf((FLAG, Keys({  # settings/lsp.py
     "command": OneOf((TEXT, TEXTS)), "extensions": TEXTS, "enabled": FLAG,
-    "first_wait": NUMBER, "wait": NUMBER,
+    "first_wait": NUMBER, "wait": NUMBER, "roots": OneOf((TEXT, TEXTS)),
 })))
 
 _RULE = Keys({"permission": TEXT, "pattern": TEXT, "action": TEXT})

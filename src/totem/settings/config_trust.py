@@ -150,7 +150,8 @@ def _untrusted_lsp(project: dict[str, Any], kept: dict[str, Any], ignored: list[
     for name, spec in (section if isinstance(section, dict) else {}).items():
         if spec is False or (isinstance(spec, dict) and spec.get("enabled") is False):
             off[name] = {"enabled": False}
-        elif isinstance(spec, dict) and ("command" in spec or "extensions" in spec):
+        elif isinstance(spec, dict) and ("command" in spec or "extensions" in spec
+                                                 or "roots" in spec):
             command = spec.get("command")
             shown = " ".join(map(str, command)) if isinstance(command, list) else command
             ignored.append(f"lsp.{name}: runs the language server "

@@ -5,15 +5,18 @@
       typescript: {command: [typescript-language-server, --stdio],
                    extensions: [.ts, .tsx, .js, .jsx, .mjs, .cjs, .mts, .cts]}
       go: {command: [gopls], extensions: [.go]}        # another language: one line
-      rust: {command: [rust-analyzer], extensions: [.rs], first_wait: 30}
+      rust: {command: [rust-analyzer], extensions: [.rs], roots: [Cargo.toml], first_wait: 30}
       python: {enabled: false}                          # no diagnostics for these files
     lsp: false                                          # none at all
 
 Python and TypeScript/JavaScript are built in; an entry of the same name changes only the
-keys it gives. `first_wait` bounds the wait for a server's first diagnostics (it starts and
-reads the project then), `wait` every later one, in seconds. A project's own file may add or
-change a server only once the folder is trusted (it runs a program): before that it may only
-turn servers off (settings/config_trust.py).
+keys it gives. `roots` names the files that mark a project of the language (pyproject.toml,
+tsconfig.json...): a server with roots checks a file only when one of them is in its folder or
+one above it, up to the project's root, so loose scripts in a folder of notes start nothing;
+without roots it checks every file with its extensions. `first_wait` bounds the wait for a
+server's first diagnostics (it starts and reads the project then), `wait` every later one, in
+seconds. A project's own file may add or change a server only once the folder is trusted (it
+runs a program): before that it may only turn servers off (settings/config_trust.py).
 """
 
 from __future__ import annotations
@@ -34,6 +37,8 @@ class LspServer:
     enabled: bool = True
     first_wait: float = 15.0  # seconds, for the server's first diagnostics
     wait: float = 5.0  # seconds, for each later one
+    # files that mark a project of the language; () for none needed
+    roots: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -47,10 +52,15 @@ class LspSettings:
 
 
 _SCRIPT_EXTENSIONS = (".ts", ".tsx", ".js", ".jsx", ".mjs", ".cjs", ".mts", ".cts")
+# what pyright and typescript read a project's settings from, or a Python project is made of
+_PYTHON_ROOTS = ("pyproject.toml", "setup.py", "setup.cfg", "requirements.txt", "Pipfile",
+                 "pyrightconfig.json")
+_SCRIPT_ROOTS = ("tsconfig.json", "jsconfig.json", "package.json")
 BUILT_IN: tuple[LspServer, ...] = (
-    LspServer("python", ("basedpyright-langserver", "--stdio"), frozenset((".py", ".pyi"))),
+    LspServer("python", ("basedpyright-langserver", "--stdio"), frozenset((".py", ".pyi")),
+              roots=_PYTHON_ROOTS),
     LspServer("typescript", ("typescript-language-server", "--stdio"),
-              frozenset(_SCRIPT_EXTENSIONS)),
+              frozenset(_SCRIPT_EXTENSIONS), roots=_SCRIPT_ROOTS),
 )
 _DEFAULTS = LspServer("", (), frozenset())
 
@@ -81,6 +91,13 @@ def _server(name: str, spec: dict[str, Any], base: LspServer | None) -> LspServe
     if "extensions" in spec:
         server = replace(server, extensions=frozenset(_extension(name, e)
                                                       for e in spec["extensions"]))
+    if "roots" in spec:
+        roots = spec["roots"]
+        names = [str(r).strip() for r in roots] if isinstance(roots, list) else [str(roots)]
+        if any(not n or "/" in n for n in names):
+            raise ConfigError(f"lsp.{name}.roots: expected file names such as [go.mod], "
+                              f"not {roots!r}")
+        server = replace(server, roots=tuple(names))
     if "enabled" in spec:
         server = replace(server, enabled=bool(spec["enabled"]))
     if "first_wait" in spec:
