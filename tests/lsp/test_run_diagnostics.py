@@ -5,12 +5,15 @@ language server (a program it would run) only once its folder is trusted."""
 
 from __future__ import annotations
 
+import io
 import json
 import sys
 from pathlib import Path
 
 from tests.support.headless import Project, json_lines
 from tests.support.language_servers import python_server
+from totem.cli.render import TextRenderer
+from totem.events import ToolEnd
 
 GOOD = "def add(a: int, b: int) -> int:\n    return a + b\n\n\ntotal: int = add(1, 2)\n"
 BREAK = {"tool": "edit", "args": {"path": "app.py", "old_string": "add(1, 2)",
@@ -44,6 +47,10 @@ def test_a_run_gets_the_new_error_in_the_edit_result_and_its_fix_clears_it(
     ends = [e for e in json_lines(done.stdout) if e["type"] == "tool_end"][1:]
     assert ends[0]["diagnostics"].startswith("app.py: 1 new error")
     assert ends[1]["diagnostics"] == "app.py: no errors now, from basedpyright-langserver."
+    shown = io.StringIO()  # the terminal's lines for the same event
+    TextRenderer(shown).show(ToolEnd(**{k: v for k, v in ends[0].items() if k != "type"}))
+    assert "  ⚠ app.py: 1 new error, from basedpyright-langserver:\n  ⚠ line 5: error: " in (
+        shown.getvalue())
 
 
 def _naming_project(tmp_path: Path) -> tuple[Project, Path]:
