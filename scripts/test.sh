@@ -20,7 +20,7 @@ while [ $# -gt 0 ]; do
 done
 
 [ -x .venv/bin/python ] || "$PY" -m venv .venv
-.venv/bin/python -m pip install -q --disable-pip-version-check -e '.[test,postgres,batch]' \
+.venv/bin/python -m pip install -q --disable-pip-version-check -e '.[test,postgres,batch,lsp]' \
   -r tests/requirements-providers.txt 2>&1 | grep -v '^WARNING: Location' || true
 .venv/bin/python -m compileall -q src >/dev/null
 (cd tests/node && npm install --no-audit --no-fund --loglevel=error >/dev/null)
@@ -36,7 +36,7 @@ if [ "$with_litellm" = 1 ]; then
   bash scripts/litellm.sh >/dev/null
   export TOTEM_REQUIRE_LITELLM=1
 fi
-export TOTEM_REQUIRE_SERVERS=1 TOTEM_REQUIRE_WEB=1 TOTEM_REQUIRE_AUDIO=1
+export TOTEM_REQUIRE_SERVERS=1 TOTEM_REQUIRE_WEB=1 TOTEM_REQUIRE_AUDIO=1 TOTEM_REQUIRE_LSP=1
 
 .venv/bin/ruff check src tests bench
 .venv/bin/mypy

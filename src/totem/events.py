@@ -81,6 +81,7 @@ class ToolEnd:
     is_error: bool
     title: str = ""
     diff: str = ""  # what a file tool changed, as a unified diff
+    diagnostics: str = ""  # a language server's new errors in the changed files (totem.lsp)
     type: Literal["tool_end"] = "tool_end"
 
 

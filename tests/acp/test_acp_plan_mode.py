@@ -16,7 +16,7 @@ from acp.schema import (
     ToolCallStart,
 )
 
-from tests.acp.editor import Editor, connected
+from tests.support.acp_editor import Editor, connected
 from tests.support.headless import Project
 from totem.policy.modes import PLAN_TOOLS
 

@@ -20,7 +20,7 @@ from acp.schema import (
     TextResourceContents,
 )
 
-from tests.acp.editor import Editor, connected
+from tests.support.acp_editor import Editor, connected
 from tests.support.headless import Project
 
 # a 1x1 PNG

@@ -20,8 +20,8 @@ from acp.schema import (
     UserMessageChunk,
 )
 
-from tests.acp.editor import Editor, connected, text_of
-from tests.acp.transcript import write_transcript
+from tests.support.acp_editor import Editor, connected, text_of
+from tests.support.acp_transcript import write_transcript
 from tests.support.headless import Project
 
 

@@ -106,7 +106,7 @@ class TextRenderer:
             case ToolStart(name=name, input=data, from_text=from_text):
                 mark = " (written as text)" if from_text else ""
                 self._line(_style("36", f"● {name}", self.tty) + f" {summarize_input(data)}{mark}")
-            case ToolEnd(output=output, is_error=is_error, diff=diff):
+            case ToolEnd(output=output, is_error=is_error, diff=diff, diagnostics=found):
                 lines = output.strip().splitlines() or [""]
                 more = f" (+{len(lines) - 1} lines)" if len(lines) > 1 else ""
                 head = lines[0][:120] + more + (f" · {diff_stat(diff)}" if diff else "")
@@ -114,6 +114,8 @@ class TextRenderer:
                 if diff and diff not in self._asked_diffs:
                     for line in diff_lines(diff, tty=self.tty, limit=20):
                         self._line(line)
+                for line in found.splitlines():  # a language server's new errors
+                    self._line(_style("33", f"  ⚠ {line.strip()}", self.tty))
             case Notice(text=text, level=level):
                 self._line(_style("33" if level != "info" else "2", f"! {text}", self.tty))
             case RunFinished(reason=reason, detail=detail):

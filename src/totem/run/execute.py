@@ -233,7 +233,8 @@ class ToolRunner:
         self.save(message, part)
         shown = output + (" [image]" * len(part.images))
         diff = (part.meta or {}).get("diff", "") if not error else ""
-        self.emit(ToolEnd(part.call_id, part.name, shown, error, part.title, diff))
+        self.emit(ToolEnd(part.call_id, part.name, shown, error, part.title, diff,
+                          (part.meta or {}).get("diagnostics", "")))
 
     def _seen(self, part: ToolPart) -> int:
         """How many times the run has made this call with this result, this one counted."""

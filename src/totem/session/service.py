@@ -47,6 +47,7 @@ from totem.tools.state import SessionState
 
 if TYPE_CHECKING:
     from totem.agents.definitions import AgentDef
+    from totem.lsp.servers import LanguageServers
     from totem.providers.catalog.catalogue import ModelInfo
     from totem.run.subagents import SubagentRunner
     from totem.tools.terminal import Terminal
@@ -99,6 +100,7 @@ class SessionService:
         self._specs: list[ToolSpec] | None = None
         self._small: tuple[list[Tool], list[ToolSpec], str] | None = None
         self._current: Agent | None = None
+        self._lsp: LanguageServers | None = None  # the language servers, from the first edit
         self.problems: list[str] = []  # agent files and the like that could not be read
         self.notices: list[str] = list(self.config.notices)  # said at the next run's start
         self._warned: set[str] = set()
@@ -239,7 +241,8 @@ class SessionService:
             state=self.state,
             price=info.price,
             cache_ttl=_cache_ttl(self.config.providers.get(label.partition("/")[0])),
-            after_write=[conventions_hook(lambda: self.config.knowledge), _python_check],
+            after_write=[conventions_hook(lambda: self.config.knowledge), _python_check,
+                         self._diagnostics],
             hooks=self.hooks,
             files=self.files,
             terminal=self.terminal,
@@ -597,6 +600,17 @@ class SessionService:
         """`text` with the secrets totem knows hidden (text a client attaches to a request)."""
         return self._redact(text)
 
+    async def _diagnostics(self, ctx: ToolContext, path: Path) -> str:
+        """The after-write hook of the language servers (totem.lsp), started on the first
+        change of a file that one of them checks: nothing is imported before that."""
+        if self.config.lsp.for_suffix(path.suffix) is None:
+            return ""
+        if self._lsp is None:
+            from totem.lsp.servers import LanguageServers
+
+            self._lsp = LanguageServers(self.root, self.config.lsp)
+        return await self._lsp.after_write(ctx, path)
+
     def reply(self, request_id: str, reply: Reply) -> bool:
         return self.permission.reply(request_id, reply)
 
@@ -604,6 +618,9 @@ class SessionService:
         return self.questions.reply(request_id, answer)
 
     async def aclose(self) -> None:
+        if self._lsp is not None:
+            await self._lsp.aclose()
+            self._lsp = None
         await self.toolset.aclose()
         await self.knowledge.aclose()
         await self.state.aclose()

@@ -20,6 +20,9 @@
     hooks:                   # your commands on the agent's events (totem.hooks)
       pre_tool: [{matcher: bash, command: "~/bin/check.sh", timeout: 60}]
     integrations:            # slack, tts, image, agents: see settings/integrations.py
+    lsp:                     # language servers whose diagnostics follow an edit:
+      go: {command: [gopls], extensions: [.go]}   # see settings/lsp.py (python, typescript
+                                                  # built in; `lsp: false` for none)
     knowledge:               # framework packs (Total.js built in)
       totaljs: auto          # auto | always | never: which projects are Total.js ones
       forge: true            # the Total.js documentation server and the search before a run
@@ -49,6 +52,7 @@ from totem.policy.permission import Action, Rule
 from totem.settings.config_trust import rule_items
 from totem.settings.errors import ConfigError
 from totem.settings.integrations import Integrations, parse_integrations
+from totem.settings.lsp import LspSettings, parse_lsp
 from totem.settings.paths import cache_dir, config_dir
 from totem.settings.secret import Secret
 from totem.tools.base import ToolSettings
@@ -93,6 +97,9 @@ class Config:
     detect_ports: dict[str, int] | None = None  # where to look for local servers
     knowledge: KnowledgeSettings = field(default_factory=KnowledgeSettings)
     integrations: Integrations = field(default_factory=Integrations)  # off until configured
+    # language servers after edits: load_config gives the built-in ones; a Config made in
+    # code (tests, embedding) starts no program unless it says so
+    lsp: LspSettings = field(default_factory=LspSettings)
     sources: list[Path] = field(default_factory=list)
     ignored: list[str] = field(default_factory=list)  # what the untrusted project would change
     refused: list[str] = field(default_factory=list)  # what a project may never change
@@ -340,6 +347,7 @@ def load_config(project: Path, *, trusted: bool | None = None) -> Config:
         knowledge=knowledge,
         integrations=parse_integrations(merged.get("integrations") or {},
                                         (merged.get("tools") or {}).get("websearch") or {}),
+        lsp=parse_lsp(merged.get("lsp")),
         sources=layers.sources,
         ignored=layers.ignored,
         refused=layers.refused,

@@ -11,7 +11,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, TypeAlias
 
-__all__ = ["CONFIG_SCHEMA", "MCP_SERVER", "check", "config_problems", "mcp_json_problems"]
+__all__ = ["CONFIG_SCHEMA", "LSP_SERVER", "MCP_SERVER", "check", "config_problems",
+           "mcp_json_problems"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -70,6 +71,11 @@ MCP_SERVER = Keys({
     }))),
 })
 
+LSP_SERVER = OneOf((FLAG, Keys({  # settings/lsp.py
+    "command": OneOf((TEXT, TEXTS)), "extensions": TEXTS, "enabled": FLAG,
+    "first_wait": NUMBER, "wait": NUMBER, "roots": OneOf((TEXT, TEXTS)),
+})))
+
 _RULE = Keys({"permission": TEXT, "pattern": TEXT, "action": TEXT})
 
 _KNOWLEDGE = Keys({
@@ -113,6 +119,7 @@ CONFIG_SCHEMA = Keys({
     }),
     "mcp": OneOf((MapOf(MCP_SERVER), Scalar((type(None),), "a mapping of servers"))),
     "hooks": _HOOKS,
+    "lsp": OneOf((FLAG, MapOf(LSP_SERVER))),  # language servers after edits (settings/lsp.py)
 })
 
 MCP_JSON = Keys({"mcpServers": MapOf(MCP_SERVER), "servers": MapOf(MCP_SERVER),

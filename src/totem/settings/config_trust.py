@@ -1,8 +1,9 @@
 """What a project's `.totem/config.yaml` may set: before its folder is trusted, and ever.
 
 Untrusted, a project may only narrow: its deny and ask rules apply, a lower step limit, a
-shorter bash timeout, more forbidden commands, a smaller output limit, and the framework
-knowledge switches (prompt text). Everything else it says is listed and ignored: its hooks
+shorter bash timeout, more forbidden commands, a smaller output limit, the framework
+knowledge switches (prompt text), and language servers turned off (`lsp`: a server's
+command is a program it would run). Everything else it says is listed and ignored: its hooks
 (commands run on the agent's events) among them.
 
 Trusted or not, a project never changes where a provider of the user's config sends its key
@@ -129,11 +130,34 @@ def restrict_untrusted(
     for event, hooks in (project.get("hooks") or {}).items():
         for hook in hooks or []:
             ignored.append(f"{event} hook: {hook.get('command', '')}")
+    _untrusted_lsp(project, kept, ignored)
     for name, spec in (project.get("integrations") or {}).items():
         if spec not in (None, False, {}):
             tools = "agent_* tools" if name == "agents" else f"{name} tool"
             ignored.append(f"integrations.{name}: turns on the {tools}")
     return kept, ignored
+
+
+def _untrusted_lsp(project: dict[str, Any], kept: dict[str, Any], ignored: list[str]) -> None:
+    """An untrusted project may turn language servers off, never name one to run."""
+    section = project.get("lsp")
+    if section is None:
+        return
+    if section is False:
+        kept["lsp"] = False
+        return
+    off: dict[str, Any] = {}
+    for name, spec in (section if isinstance(section, dict) else {}).items():
+        if spec is False or (isinstance(spec, dict) and spec.get("enabled") is False):
+            off[name] = {"enabled": False}
+        elif isinstance(spec, dict) and ("command" in spec or "extensions" in spec
+                                                 or "roots" in spec):
+            command = spec.get("command")
+            shown = " ".join(map(str, command)) if isinstance(command, list) else command
+            ignored.append(f"lsp.{name}: runs the language server "
+                           f"{shown or '(built in)'} for its files")
+    if off:
+        kept["lsp"] = off
 
 
 def protected_variables(user_providers: dict[str, Any]) -> set[str]:

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Callable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, Protocol, TypeAlias
@@ -53,8 +53,9 @@ class ToolError(Exception):
     """A failure the model can act on; its message becomes the tool result."""
 
 
-# A hook that file tools call after they change a file (see tools/hooks.py).
-AfterWrite: TypeAlias = Callable[["ToolContext", Path], str]
+# A hook that file tools call after they change a file (see tools/hooks.py); it may be
+# async (a language server's diagnostics are awaited).
+AfterWrite: TypeAlias = Callable[["ToolContext", Path], "str | Awaitable[str]"]
 
 
 @dataclass(slots=True)
@@ -106,6 +107,9 @@ class ToolContext:
     # over ACP; the disk by default), and where bash runs a line (None: here, see tools/bash).
     files: FileAccess = field(default_factory=DiskFiles)
     terminal: Terminal | None = None
+    # Each file's content before this call changed it (None: it did not exist), kept by
+    # `snapshot`: what the after-write hooks compare with (new diagnostics).
+    before: dict[Path, bytes | None] = field(default_factory=dict)
 
     async def ask(
         self, permission: str, patterns: list[str], *, title: str,
@@ -160,9 +164,10 @@ class ToolContext:
 
     def snapshot(self, path: Path) -> None:
         """Record a file's content (or its absence) before it changes."""
+        content = path.read_bytes() if path.is_file() else None
+        self.before.setdefault(path, content)
         if self.snapshots is None:
             return
-        content = path.read_bytes() if path.is_file() else None
         self.snapshots.save_snapshot(
             session_id=self.session_id, call_id=self.call_id, path=str(path), content=content
         )

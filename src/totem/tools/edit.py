@@ -105,7 +105,7 @@ async def _create(path: Path, content: str, ctx: ToolContext) -> ToolResult:
     path.parent.mkdir(parents=True, exist_ok=True)
     await ctx.files.write_bytes(path, content.encode("utf-8"))
     done = f"Created {relative} ({lines_of(content)})."
-    return ToolResult(done + after_write(ctx, path), title=relative)
+    return ToolResult(done + await after_write(ctx, path), title=relative)
 
 
 def _many(content: str, old: str, count: int, relative: str) -> str:

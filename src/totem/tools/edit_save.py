@@ -35,4 +35,4 @@ async def save(path: Path, before: str, after: str, replaced: int, ctx: ToolCont
     done = f"Edited {relative}: replaced {times} ({change})."
     if before.strip() and not after.strip():  # small models "delete" a file this way
         done += f" {relative} is now empty; to delete a file, run rm with bash."
-    return ToolResult(done + after_write(ctx, path), title=relative)
+    return ToolResult(done + await after_write(ctx, path), title=relative)

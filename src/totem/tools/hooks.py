@@ -1,12 +1,14 @@
 """Hooks the file tools call after they change a file.
 
 A hook gets the tool's context and the path written, and returns text to append to the
-tool's result ("" for nothing to say): a framework pack's conventions check is one. Hooks
-are given to a run by the session (`Agent.after_write`), so tools know no pack.
+tool's result ("" for nothing to say), or an awaitable of it: a framework pack's conventions
+check is one, a language server's new errors (totem.lsp) another. Hooks are given to a run by
+the session (`Agent.after_write`), so tools know no pack and no server.
 """
 
 from __future__ import annotations
 
+import inspect
 from pathlib import Path
 
 from totem.tools.base import AfterWrite, ToolContext
@@ -14,6 +16,10 @@ from totem.tools.base import AfterWrite, ToolContext
 __all__ = ["AfterWrite", "after_write"]
 
 
-def after_write(ctx: ToolContext, path: Path) -> str:
+async def after_write(ctx: ToolContext, path: Path) -> str:
     """What the run's hooks say of `path`, just written by write, edit or patch."""
-    return "".join(hook(ctx, path) for hook in ctx.after_write)
+    said = []
+    for hook in ctx.after_write:
+        note = hook(ctx, path)
+        said.append(await note if inspect.isawaitable(note) else note)
+    return "".join(said)

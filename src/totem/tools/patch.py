@@ -77,7 +77,7 @@ class Patch:
             applied = "; ".join(done) or "nothing"
             raise ToolError(f"The patch failed part way ({exc}). Applied: {applied}.") from None
         files = f"{len(relatives)} file{'' if len(relatives) == 1 else 's'}"
-        checked = "".join(after_write(ctx, p) for p in dict.fromkeys(resolved.values()))
+        checked = "".join([await after_write(ctx, p) for p in dict.fromkeys(resolved.values())])
         return ToolResult("\n".join(done) + checked, title=f"patch {files}")
 
 

@@ -61,4 +61,4 @@ class Write:
         await ctx.files.write_bytes(path, args.content.encode("utf-8"))
         verb = "Overwrote" if existed else "Created"
         done = f"{verb} {relative} ({lines_of(args.content)})."
-        return ToolResult(done + after_write(ctx, path), title=relative)
+        return ToolResult(done + await after_write(ctx, path), title=relative)

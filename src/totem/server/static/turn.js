@@ -117,7 +117,7 @@ export class Turn {
     tool.status.textContent = `running…${amount} ${message || ""}`.trim();
   }
 
-  toolEnd({ call_id, name, output, is_error, title, diff }) {
+  toolEnd({ call_id, name, output, is_error, title, diff, diagnostics }) {
     const tool = this.tools.get(call_id) || this.toolStart({ call_id, name, input: null });
     tool.el.classList.remove("running");
     tool.el.classList.add(is_error ? "error" : "completed");
@@ -130,6 +130,12 @@ export class Turn {
       tool.status.textContent += ` · ${diffStat(diff)}`;
       tool.body.append(h("div", { class: "label", text: "Diff" }), diffView(diff));
     }
+    if (diagnostics) {  // a language server's new errors in the changed files
+      tool.status.textContent += " · diagnostics";
+      tool.body.append(h("div", { class: "label", text: "Diagnostics" }),
+        h("pre", { class: "diagnostics", text: diagnostics }));
+      tool.el.classList.add("diagnosed");
+    }
     if (tool.thread) tool.thread.working(false);
   }
 
@@ -138,7 +144,8 @@ export class Turn {
     const images = part.images ? `\n[${part.images} image${part.images > 1 ? "s" : ""}]` : "";
     if (part.state === "completed" || part.state === "error") {
       this.toolEnd({ ...part, output: (part.output || "") + images, is_error: part.state === "error",
-        diff: (part.meta && part.meta.diff) || "" });
+        diff: (part.meta && part.meta.diff) || "",
+        diagnostics: (part.meta && part.meta.diagnostics) || "" });
     } else {
       tool.status.textContent = part.state;
     }

@@ -1,0 +1,122 @@
+"""Servers that fail, as real programs named by the config table: one that exits at start,
+one that never answers initialize, one that crashes or hangs on the first file it is given
+(a pygls server). Each is started again once, then skipped for the session with one notice;
+every wait is bounded; a server that is not installed is one notice, never an error."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+
+from tests.support.language_servers import Edits, script_server
+from totem.settings.lsp import LspServer
+from totem.tools.write import Write
+
+EXITS = """import sys
+open(sys.argv[0] + ".starts", "a").write("start\\n")
+sys.stderr.write("boom: no config\\n")
+sys.exit(3)
+"""
+SILENT = """import sys, time
+open(sys.argv[0] + ".starts", "a").write("start\\n")
+time.sleep(600)
+"""
+# answers initialize, then does what ON_OPEN says with the first file it is sent
+PYGLS = """import os, sys, time
+from lsprotocol import types
+from pygls.lsp.server import LanguageServer
+
+open(sys.argv[0] + ".starts", "a").write("start\\n")
+server = LanguageServer("failing", "1")
+
+@server.feature(types.TEXT_DOCUMENT_DID_OPEN)
+def opened(ls, params):
+    ON_OPEN
+
+server.start_io()
+"""
+
+
+def _starts(server: LspServer) -> int:
+    log = Path(server.command[1] + ".starts")
+    return len(log.read_text().splitlines()) if log.exists() else 0
+
+
+def _three_writes(root: Path, server: LspServer) -> tuple[list[str], list[str]]:
+    edits = Edits(root, server)
+
+    async def session() -> list[str]:
+        outputs = []
+        for n in range(3):
+            result, _ = await edits.call(Write(), path=f"f{n}.{server.name}", content="x\n")
+            outputs.append(result.output)
+        await edits.servers.aclose()
+        return outputs
+
+    return asyncio.run(session()), edits.said()
+
+
+def _project(tmp_path: Path) -> Path:
+    root = tmp_path / "project"
+    root.mkdir()
+    return root
+
+
+def test_a_server_that_exits_at_start_is_started_again_once_then_skipped(
+        tmp_path: Path) -> None:
+    server = script_server(tmp_path, "exits", EXITS)
+    outputs, said = _three_writes(_project(tmp_path), server)
+    assert all(out.startswith("Created ") and "[Diagnostics]" not in out for out in outputs)
+    name = f"The exits language server ({server.command[0]})"
+    assert said == [
+        f"{name} did not start (it exited with code 3: boom: no config); starting it again.",
+        f"{name} failed again (it exited with code 3: boom: no config); its diagnostics "
+        "are off for the rest of the session.",
+    ]
+    assert _starts(server) == 2
+
+
+def test_a_server_that_never_answers_initialize_waits_first_wait_twice_then_is_skipped(
+        tmp_path: Path) -> None:
+    server = script_server(tmp_path, "silent", SILENT, first_wait=0.5)
+    outputs, said = _three_writes(_project(tmp_path), server)
+    assert all("[Diagnostics]" not in out for out in outputs)
+    assert [s.split(" (")[-1] for s in said] == [
+        "no answer to initialize in 0.5 s); starting it again.",
+        "no answer to initialize in 0.5 s); its diagnostics are off for the rest of the "
+        "session.",
+    ]
+    assert _starts(server) == 2
+
+
+def test_a_server_that_crashes_on_a_file_is_restarted_once_then_skipped(
+        tmp_path: Path) -> None:
+    server = script_server(tmp_path, "crashes", PYGLS.replace(
+        "ON_OPEN", 'sys.stderr.write("segfault, say\\\\n"); sys.stderr.flush(); os._exit(7)'))
+    outputs, said = _three_writes(_project(tmp_path), server)
+    assert all("[Diagnostics]" not in out for out in outputs)
+    assert len(said) == 2 and "stopped (it exited with code 7" in said[0], said
+    assert said[0].endswith("starting it again.")
+    assert "failed again (it exited with code 7" in said[1]
+    assert _starts(server) == 2
+
+
+def test_a_server_that_hangs_on_a_file_is_restarted_once_then_skipped(tmp_path: Path) -> None:
+    server = script_server(tmp_path, "hangs", PYGLS.replace("ON_OPEN", "time.sleep(600)"),
+                           wait=0.5, first_wait=0.5)
+    outputs, said = _three_writes(_project(tmp_path), server)
+    assert all("[Diagnostics]" not in out for out in outputs)
+    assert [s.split(" (")[-1] for s in said] == [
+        "no answer in 0.5 s); starting it again.",
+        "no answer in 0.5 s); its diagnostics are off for the rest of the session.",
+    ]
+    assert _starts(server) == 2
+
+
+def test_a_missing_server_is_one_notice_and_never_an_error(tmp_path: Path) -> None:
+    server = LspServer("nosuch", ("no-such-language-server-here", "--stdio"),
+                       frozenset((".nosuch",)))
+    outputs, said = _three_writes(_project(tmp_path), server)
+    assert all(out.startswith("Created ") for out in outputs)
+    assert said == ["No diagnostics for nosuch files: its language server "
+                    "no-such-language-server-here is not installed."]
