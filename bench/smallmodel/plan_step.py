@@ -1,0 +1,134 @@
+"""The plan step alone, measured: for every task and wording, does the model's plan say the
+right kind (a question, or a change) and name the files the request is about?
+
+The plan step (src/totem/smallmodel/plan.py) is one lever of the small-model help; a wrong
+kind cannot be undone later in the run (a question is offered no tool that changes a file),
+so its accuracy bounds every wording's pass rate. This asks exactly the request a run asks
+(the same prompt, schema, provider and sampling), a few seconds a task, so prompt and schema
+changes can be compared on every wording without whole runs.
+
+    .venv/bin/python bench/smallmodel/plan_step.py --model 1.5b --model 0.5b --rounds 2
+
+The expected kind comes from the task itself: "change" when its reference solution changes
+a file, else "question". The expected files: those the reference changes (for a change), and
+for every kind the fixture files the request names by path; a file the wording says to keep
+must not be among the files of a change's plan (the plan's `files` are read and may be
+changed, so a kept file there counts as `keep!`).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(REPO))
+sys.path.insert(0, str(REPO / "src"))
+
+from bench.smallmodel.catalog import Task, load_tasks, runs  # noqa: E402
+from bench.smallmodel.server import ModelServer, model_paths  # noqa: E402
+from totem.messages import Message, TextPart, new_id  # noqa: E402
+from totem.providers.base import ModelRequest, TextChunk  # noqa: E402
+from totem.providers.localserver.served import served_model  # noqa: E402
+from totem.providers.localserver.stepmode import schema_option  # noqa: E402
+from totem.providers.registry import make_provider  # noqa: E402
+from totem.settings.config import ProviderConfig  # noqa: E402
+from totem.smallmodel.plan import offered, parse_plan, plan_prompt, plan_schema  # noqa: E402
+from totem.smallmodel.project import named_files, text_files  # noqa: E402
+
+
+def _arguments() -> argparse.Namespace:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--model", action="append", choices=("0.5b", "1.5b"))
+    parser.add_argument("--rounds", type=int, default=1)
+    parser.add_argument("--tasks", action="append")
+    parser.add_argument("--wording", action="append", default=None)
+    parser.add_argument("--threads", type=int, default=2)
+    parser.add_argument("--log", type=Path, default=Path("/tmp/totem-plan-step"))
+    return parser.parse_args()
+
+
+def expected(task: Task, wording: str) -> tuple[str, set[str]]:
+    """(the kind the request is, the files the reference solution changes)."""
+    with tempfile.TemporaryDirectory() as folder:
+        root = Path(folder)
+        task.materialise(root)
+        task.reference(root, wording=wording)
+        changed = {p for p, text in task.files.items()
+                   if not (root / p).is_file() or (root / p).read_text("utf-8") != text}
+        created = {str(p.relative_to(root)) for p in root.rglob("*")
+                   if p.is_file() and str(p.relative_to(root)) not in task.files}
+    return ("change" if changed or created else "question"), changed
+
+
+async def ask(served_url: str, model_id: str, task: Task, wording: str) -> tuple[str, str]:
+    """The plan as the model says it for this task and wording: (raw answer, verdict)."""
+    pconf = ProviderConfig("local", "openai", base_url=served_url)
+    served = served_model(pconf, model_id)
+    provider = make_provider(pconf)
+    request_text = task.wordings[wording].prompt
+    with tempfile.TemporaryDirectory() as folder:
+        root = Path(folder)
+        task.materialise(root)
+        files, _ = text_files(root)
+        paths = offered(files)
+        system, message = plan_prompt(paths, request_text)
+        schema = plan_schema(paths)
+        request = ModelRequest(
+            model=model_id, system=system,
+            messages=[Message(new_id("msg"), "ses_bench", "user", [TextPart(message)])],
+            max_tokens=served.sampling.max_tokens, temperature=served.sampling.temperature,
+            options=schema_option(served.sampling.engine, schema),
+        )
+        answer = "".join([e.text async for e in provider.stream(request)
+                          if isinstance(e, TextChunk)])
+        plan = parse_plan(answer.strip(), root, paths)
+        named = {f.path for f in named_files(files, request_text)}
+    kind, changed = expected(task, wording)
+    if plan is None:
+        return answer, "no plan"
+    if plan.kind != kind:
+        return answer, f"kind {plan.kind}"
+    keep = set(task.wordings[wording].keep)
+    if kind == "change" and keep & set(plan.files):
+        return answer, "keep!"
+    missing = (changed | named) - keep - set(plan.files) - set(plan.new_files)
+    return answer, "ok" if not missing else "files"
+
+
+def main() -> int:
+    args = _arguments()
+    tasks = load_tasks(args.tasks)
+    pairs = runs(tasks, args.wording or ["all"])
+    for model in args.model or ["1.5b"]:
+        gguf, binary = model_paths(model, repo=REPO)
+        with ModelServer(gguf, binary, log=args.log / f"llama-server-{model}.log", alias="local",
+                         threads=args.threads) as server:
+            verdicts: dict[str, list[str]] = {}
+            walls: list[float] = []
+            for round_ in range(1, args.rounds + 1):
+                for task, wording in pairs:
+                    start = time.monotonic()
+                    answer, verdict = asyncio.run(ask(server.base_url, server.model_id, task,
+                                                      wording))
+                    walls.append(time.monotonic() - start)
+                    verdicts.setdefault(wording, []).append(verdict)
+                    mark = "" if verdict == "ok" else f"   <- {answer.strip()[:160]}"
+                    print(f"[{model} r{round_}] {task.name} ({wording}): {verdict}{mark}",
+                          flush=True)
+            median = statistics.median(walls)
+            print(f"\n{model}: plan step, {len(walls)} asks, median {median:.1f} s")
+            for wording, seen in verdicts.items():
+                kinds = sum(v not in ("no plan",) and not v.startswith("kind") for v in seen)
+                print(f"  {wording:9} right kind {kinds}/{len(seen)}   all right "
+                      f"{seen.count('ok')}/{len(seen)}   kept file planned {seen.count('keep!')}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
