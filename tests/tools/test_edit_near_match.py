@@ -71,14 +71,16 @@ def test_an_empty_old_string_adds_at_the_end(
     assert (project / ".gitignore").read_text() == "__pycache__/\n.venv/\ndist/\n*.log\n"
 
 
-def test_an_edit_that_empties_a_file_says_how_to_delete_one(
+def test_an_edit_that_empties_a_file_says_so_and_suggests_no_deletion(
     project: Path, ctx: ToolContext, call: Call
 ) -> None:
     (project / "old_notes.txt").write_text("draft ideas from 2019")
-    # the real 1.5B model's first try at "Delete the file old_notes.txt"
+    # the real 1.5B model's first try at "Delete the file old_notes.txt"; totem never
+    # suggests a deletion the model did not ask for (issue 24), so it only says what happened
     result = call(Edit(), ctx, path="old_notes.txt", old_string="draft ideas from 2019",
                   new_string="")
-    assert result.output.endswith("old_notes.txt is now empty; to delete a file, run rm with bash.")
+    assert result.output.endswith("old_notes.txt is now empty.")
+    assert "rm" not in result.output and (project / "old_notes.txt").exists()
 
 
 def test_text_in_another_file_is_pointed_at(project: Path, ctx: ToolContext, call: Call) -> None:
@@ -101,6 +103,21 @@ def test_an_edit_may_not_break_a_python_file(
     with pytest.raises(ToolError, match=r"would make slug.py invalid Python \(line 5: Syntax"):
         call(Edit(), ctx, path="slug.py", old_string=old, new_string=new)
     assert (project / "slug.py").read_text() == source
+
+
+def test_a_refused_python_edit_shows_the_line_it_would_leave_and_offers_a_whole_write(
+    project: Path, ctx: ToolContext, call: Call
+) -> None:
+    source = "def summary(rows):\n    return json.dumps({'count': len(rows)})\n"
+    (project / "report.py").write_text(source)
+    # the real 1.5B model's fix of "name 'json' is not defined", sent three times alike
+    old = "json.dumps({'count': len(rows)})"
+    with pytest.raises(ToolError) as refused:
+        call(Edit(), ctx, path="report.py", old_string=old, new_string=f"import json; {old}")
+    said = str(refused.value)
+    assert "line 2 would read: return import json; json.dumps" in said
+    assert said.endswith("Or call write with the whole new content of report.py.")
+    assert (project / "report.py").read_text() == source
 
 
 def test_text_found_twice_lists_each_place_as_an_old_string_found_once(

@@ -13,6 +13,8 @@ from totem.tools.write import line_count
 
 __all__ = ["save"]
 
+WHOLE_FILE_LINES = 80  # a file this short is as easily written whole (Aider's `whole` format)
+
 
 async def save(path: Path, before: str, after: str, replaced: int, ctx: ToolContext) -> ToolResult:
     relative = ctx.relative(path)
@@ -21,9 +23,11 @@ async def save(path: Path, before: str, after: str, replaced: int, ctx: ToolCont
 
     broken = breaks_python(path, before, after)
     if broken is not None:
+        whole = (f" Or call write with the whole new content of {relative}."
+                 if line_count(before) <= WHOLE_FILE_LINES else "")
         raise ToolError(f"Refused: this edit would make {relative} invalid Python "
                         f"({broken}); nothing was changed. Copy old_string from the file "
-                        "and give new_string as complete, valid lines.")
+                        f"and give new_string as complete, valid lines.{whole}")
     diff = joined([file_diff(relative, before, after)])
     await ctx.ask("edit", [relative], title=f"edit {relative}", diff=diff)
     ctx.snapshot(path)
@@ -33,6 +37,6 @@ async def save(path: Path, before: str, after: str, replaced: int, ctx: ToolCont
     change = f"{'+' if delta >= 0 else ''}{delta} lines"
     times = f"{replaced} occurrences" if replaced > 1 else "1 occurrence"
     done = f"Edited {relative}: replaced {times} ({change})."
-    if before.strip() and not after.strip():  # small models "delete" a file this way
-        done += f" {relative} is now empty; to delete a file, run rm with bash."
+    if before.strip() and not after.strip():
+        done += f" {relative} is now empty."
     return ToolResult(done + await after_write(ctx, path), title=relative)

@@ -97,7 +97,8 @@ def python_check(ctx: ToolContext, path: Path) -> str:
 
 
 def breaks_python(path: Path, before: str, after: str) -> str | None:
-    """The syntax error a change would bring into a Python file that had none, or None."""
+    """The syntax error a change would bring into a Python file that had none, with the line
+    as the change would leave it (what a model needs to see what it did), or None."""
     if path.suffix != ".py":
         return None
     try:
@@ -107,5 +108,9 @@ def breaks_python(path: Path, before: str, after: str) -> str | None:
     try:
         ast.parse(after)
     except SyntaxError as exc:
-        return f"line {exc.lineno}: SyntaxError: {exc.msg}"
+        said = f"line {exc.lineno}: SyntaxError: {exc.msg}"
+        lines = after.splitlines()
+        if exc.lineno and 0 < exc.lineno <= len(lines) and lines[exc.lineno - 1].strip():
+            said += f"; line {exc.lineno} would read: {lines[exc.lineno - 1].strip()[:160]}"
+        return said
     return None
