@@ -56,7 +56,8 @@ def proof_workers(
     new database: (root, worker A, worker B)."""
     turns = [{"tool": "bash", "args": {"command": PROOF}}, {"text": "Wrote the proof."}]
     store = {"TOTEM_STORE": postgres.new_database()}
-    root = project(tmp_path, scripted(tmp_path, turns))
+    # the relayed question is the subject: the command runs outside the sandbox, so is asked
+    root = project(tmp_path, scripted(tmp_path, turns, extra="sandbox: off\n"))
     with Served(root, env_extra=store) as worker_a, Served(root, env_extra=store) as worker_b:
         yield root, worker_a, worker_b
 
