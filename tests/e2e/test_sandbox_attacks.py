@@ -147,3 +147,11 @@ def test_file_tools_refuse_outside_paths_first_without_telling_what_exists(
         for there, absent in zip(HOSTILE[::2], HOSTILE[1::2], strict=True):
             assert by_call[(tool, there)].replace(there, "P") == \
                 by_call[(tool, absent)].replace(absent, "P"), (tool, there)
+
+
+def test_the_note_lists_every_attack_played() -> None:
+    """docs/sandbox-attacks.md says, for each try of the list above, what stopped it."""
+    note = (Path(__file__).parents[2] / "docs" / "sandbox-attacks.md").read_text()
+    rows = [line.split(" | ")[0].removeprefix("| ") for line in note.splitlines()
+            if line.startswith("| ") and not line.startswith("| ---")][1:]
+    assert rows == [name for name, _ in attacks(Path("/home/h"), "http://127.0.0.1:9")]

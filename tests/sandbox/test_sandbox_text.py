@@ -192,3 +192,20 @@ def test_a_repository_without_hooks_gets_a_read_only_hooks_folder(tmp_path: Path
     (root / ".git").mkdir(parents=True)
     made = make_plan(SandboxSettings(), root)
     assert root / ".git" / "hooks" in made.protected
+
+
+def test_root_s_commands_enter_the_pids_cgroup_before_bwrap(tmp_path: Path) -> None:
+    """The shell moves itself into the cgroup, then execs bwrap: everything bwrap starts is
+    counted there (its own pid stays the process group's, so a stop still reaches it)."""
+    from totem.sandbox.backend import Availability, wrap
+    from totem.sandbox.pids import entering
+
+    cgroup = tmp_path / "totem-1-24"
+    plan = SandboxPlan(mode="workspace-write", root=tmp_path, temp=tmp_path,
+                       writable=(tmp_path,), pids_cgroup=cgroup)
+    argv = wrap(plan, ["/bin/bash", "-c", "true"], Availability("bwrap", "/usr/bin/bwrap"))
+    assert argv[:4] == ["/bin/sh", "-c", 'echo $$ > "$0/cgroup.procs" && exec "$@"',
+                        str(cgroup)]
+    assert argv[4] == "/usr/bin/bwrap" and argv == entering(cgroup, argv[4:])
+    plan_without = SandboxPlan(mode="workspace-write", root=tmp_path, temp=tmp_path)
+    assert wrap(plan_without, ["true"], Availability("bwrap", "bwrap"))[0] == "bwrap"

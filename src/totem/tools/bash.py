@@ -40,9 +40,9 @@ class BashInput(BaseModel):
     timeout: float | None = Field(None, gt=0, description="Seconds before it is stopped.")
     description: str | None = Field(None, description="What it does, in a few words.")
     sandbox: bool = Field(True, description=(
-        "Commands run in a sandbox (writes only in the project, no network). false asks the "
-        "person to run this one outside it; say why in `reason`."))
-    reason: str | None = Field(None, description="With sandbox false: why it must run outside.")
+        "Run in the sandbox (writes in the project only, no network); false asks to run "
+        "outside it."))
+    reason: str | None = Field(None, description="Why it must run outside.")
 
 
 class _Output:
@@ -319,10 +319,13 @@ async def stop_group(pgid: int) -> None:
     except ProcessLookupError:
         return
     try:
-        for _ in range(int(KILL_GRACE / 0.05)):
-            await asyncio.sleep(0.05)
+        waited, pause = 0.0, 0.005  # short pauses first: what is left of a finished command
+        while waited < KILL_GRACE:  # (a sandbox's last processes) is often gone at once
+            await asyncio.sleep(pause)
+            waited += pause
             if not _group_alive(pgid):
                 return
+            pause = min(pause * 2, 0.05)
     finally:
         if _group_alive(pgid):
             try:

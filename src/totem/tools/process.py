@@ -142,9 +142,9 @@ class ProcessInput(BaseModel):
     command: str | None = Field(None, description="start: the command line.")
     id: str | None = Field(None, description="output, stop: the process id.")
     sandbox: bool = Field(True, description=(
-        "start: commands run in a sandbox (writes only in the project, no network); false "
-        "asks the person to run this one outside it, saying why in `reason`."))
-    reason: str | None = Field(None, description="With sandbox false: why it must run outside.")
+        "start: in the sandbox (writes in the project only, no network); false asks to run "
+        "outside it."))
+    reason: str | None = Field(None, description="Why it must run outside.")
 
 
 class ProcessTool:
