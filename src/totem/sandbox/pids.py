@@ -16,6 +16,7 @@ from __future__ import annotations
 import atexit
 import contextlib
 import os
+import subprocess
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -52,7 +53,10 @@ def _make(parent: Path, limit: int) -> Path | None:
     try:
         folder.mkdir(exist_ok=True)
         (folder / "pids.max").write_text(str(limit))
-    except OSError:
+        # a process must be able to enter it too (a delegated v2 tree may refuse)
+        subprocess.run(entering(folder, ["true"]), check=True, timeout=10,
+                       stdin=subprocess.DEVNULL, capture_output=True)
+    except (OSError, subprocess.SubprocessError):
         with contextlib.suppress(OSError):
             folder.rmdir()
         return None
