@@ -27,6 +27,7 @@ done
 bash scripts/web-test-deps.sh  # Debian's chromium + the playwright package (no browser download)
 bash scripts/audio-test-deps.sh  # Debian's espeak-ng and sox, for the tts tool's tests
 bash scripts/postgres-test-deps.sh  # Debian's postgresql: the store tests start their own server
+bash scripts/sandbox-test-deps.sh  # Debian's bubblewrap: the sandbox of bash and process
 
 if [ "$with_model" = 1 ]; then
   PYTHON=.venv/bin/python bash scripts/cpu-model.sh >/dev/null
@@ -37,6 +38,7 @@ if [ "$with_litellm" = 1 ]; then
   export TOTEM_REQUIRE_LITELLM=1
 fi
 export TOTEM_REQUIRE_SERVERS=1 TOTEM_REQUIRE_WEB=1 TOTEM_REQUIRE_AUDIO=1 TOTEM_REQUIRE_LSP=1
+export TOTEM_REQUIRE_SANDBOX=1
 
 .venv/bin/ruff check src tests bench
 .venv/bin/mypy

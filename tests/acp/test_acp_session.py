@@ -23,6 +23,7 @@ from acp.schema import (
 from tests.support.acp_editor import Editor, connected, text_of
 from tests.support.acp_transcript import write_transcript
 from tests.support.headless import Project
+from tests.support.sandbox import require_bwrap
 
 
 def _text(text: str) -> list[TextContentBlock]:
@@ -64,6 +65,7 @@ TURNS: list[dict[str, Any]] = [
 
 def test_a_whole_session_in_an_editor(tmp_path: Path) -> None:
     project = Project(tmp_path)
+    project.config_extra = "sandbox: off\n"  # its subject is the editor's permission buttons
     (project.root / "hello.txt").write_text("hello world\n")
     (project.root / "data").mkdir()
     (project.root / "data" / "keep.txt").write_text("keep me\n")
@@ -184,6 +186,7 @@ def test_the_edit_goes_through_the_editors_unsaved_buffer(tmp_path: Path) -> Non
 
 def test_bash_runs_in_the_editors_terminal_and_always_stores_a_rule(tmp_path: Path) -> None:
     project = Project(tmp_path)
+    project.config_extra = "sandbox: off\n"  # a line outside the sandbox: the editor runs it
     (project.root / "a.txt").write_text("a\n")
     editor = Editor(answers=["allow_always"], terminal=True)
     turns = [{"tool": "bash", "args": {"command": "ls"}},
@@ -206,3 +209,29 @@ def test_bash_runs_in_the_editors_terminal_and_always_stores_a_rule(tmp_path: Pa
     assert "a.txt" in _content_text(_final(updates, "bash"))
     rules = project.store().remembered_rules(os.path.realpath(project.root))
     assert ("bash", "ls *", "allow") in [(r.permission, r.pattern, r.action) for r in rules]
+
+
+def test_with_the_sandbox_on_a_command_runs_here_wrapped_not_in_the_editors_terminal(
+    tmp_path: Path,
+) -> None:
+    # an editor's terminal cannot be put in totem's sandbox, so a sandboxed line never goes
+    # there: it runs here under bwrap, with no question, and its write outside fails
+    require_bwrap()
+    project = Project(tmp_path)
+    outside = tmp_path / "outside.txt"
+    editor = Editor(answers=[], terminal=True)
+    turns = [{"tool": "bash", "args": {"command": f"ls; echo x > {outside}"}},
+             {"text": "Done."}]
+    with project.serve(turns):
+        async def session() -> str:
+            async with connected(editor, cwd=project.root, env=project.env,
+                                 log=tmp_path / "acp.log") as conn:
+                sid = (await conn.new_session(cwd=str(project.root), mcp_servers=[])).session_id
+                done = await conn.prompt(session_id=sid, prompt=_text("List the files"))
+                assert done.stop_reason == "end_turn"
+                return sid
+
+        sid = asyncio.run(session())
+    assert editor.permissions == [] and editor.commands == []
+    assert not outside.exists()
+    assert _final(editor.updates[sid], "bash").status in ("completed", "failed")

@@ -76,7 +76,8 @@ def test_a_run_on_one_worker_is_followed_and_answered_from_another(
     with server.in_thread() as base_url:
         (tmp_path / "t.yaml").write_text(
             f"model: fake/m\nproviders:\n  fake: {{kind: openai, base_url: '{base_url}'}}\n"
-            "knowledge: {totaljs: never}\n")  # an empty folder would offer the docs server
+            "knowledge: {totaljs: never}\n"  # an empty folder would offer the docs server
+            "sandbox: off\n")  # the relayed bash question is the subject: asked outside it
         env = dict(os.environ, PYTHONPATH=SRC, TOTEM_STORE=url,
                    TOTEM_CONFIG=str(tmp_path / "t.yaml"), XDG_DATA_HOME=str(tmp_path / "data"),
                    XDG_CONFIG_HOME=str(tmp_path / "c"))

@@ -17,6 +17,7 @@ from typing import Any
 
 import pytest
 
+from tests.support.sandbox import require_bwrap
 from totem.store.sqlite import SqliteStore
 from totem.testing.fake_server import FakeOpenAIServer
 
@@ -91,13 +92,19 @@ def chat(tmp_path: Path) -> Iterator[Any]:
     servers: list[FakeOpenAIServer] = []
     terminals: list[Terminal] = []
 
-    def start(turns: list[dict[str, Any]], rules: str = "") -> tuple[Terminal, FakeOpenAIServer]:
+    def start(
+        turns: list[dict[str, Any]], rules: str = "", *, sandbox: str | None = "off"
+    ) -> tuple[Terminal, FakeOpenAIServer]:
+        """The chat against a fake server playing `turns`. These tests are about questions
+        in a terminal, so commands run outside the sandbox (asked for) unless `sandbox`
+        says otherwise (None: the config does not say, the default holds)."""
         server = FakeOpenAIServer(turns, models=["m"])
         url = server_url(server)
         servers.append(server)
+        mode = f"sandbox: {sandbox}\n" if sandbox else ""
         (tmp_path / "totem.yaml").write_text(
             f"model: fake/m\nproviders:\n  fake: {{kind: openai, base_url: '{url}'}}\n"
-            f"totaljs: never\nforge: false\n{rules}"
+            f"totaljs: never\nforge: false\n{mode}{rules}"
         )
         env = dict(
             os.environ, XDG_DATA_HOME=str(tmp_path / "data"),
@@ -224,6 +231,32 @@ def test_always_stores_exactly_what_the_question_shows(chat: Any) -> None:
     stored = {rule.pattern for rule in store.remembered_rules(str(root.resolve()))}
     assert stored == {"ls *", "wc *", "rm -f p2.txt"}
 
+
+
+def test_in_the_sandbox_a_command_runs_unasked_and_leaving_it_is_asked(chat: Any) -> None:
+    """The default config (no `sandbox:`): a command inside the sandbox runs with no question
+    and cannot write outside the project; one the model asks to run outside it is a question
+    of its own, with the reason, and the answer typed here lets it out."""
+    require_bwrap()
+    inside = {"tool": "bash", "args": {"command": "touch ran.txt; touch ../escaped.txt"}}
+    leave = {"tool": "bash", "args": {"command": "touch ../outside.txt", "sandbox": False,
+                                      "reason": "the build writes beside the project"}}
+    terminal, server = chat([inside, {"text": "Inside."}, leave, {"text": "Outside."}],
+                            sandbox=None)
+    root: Path = chat.root
+    terminal.send(b"make the files\r")
+    terminal.expect("Inside.")
+    assert QUESTION not in terminal.screen
+    assert (root / "ran.txt").exists() and not (root.parent / "escaped.txt").exists()
+    assert "Read-only file system" in chats(server)[-1]["messages"][-1]["content"]
+    terminal.send(b"now the one outside\r")
+    terminal.expect(QUESTION)
+    assert "OUTSIDE the sandbox (reason: the build writes beside the project)" in terminal.screen
+    assert not (root.parent / "outside.txt").exists()
+    terminal.send(b"y\r")
+    terminal.expect("Outside.")
+    assert terminal.leave() == 0
+    assert (root.parent / "outside.txt").exists()
 
 SLEEP_RULE = "permission:\n  - {permission: bash, pattern: 'sleep *', action: allow}\n"
 

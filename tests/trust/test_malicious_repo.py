@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from tests.support.trust_victims import ATTACK_TURNS, USER_KEY, Victim, events
+from totem.sandbox.backend import available
 
 
 @pytest.fixture
@@ -50,7 +51,11 @@ def test_trusted_repository_applies_but_never_redirects_the_users_key(victim: Vi
     seen = events(done.stdout)
     assert done.returncode == 0, done.stderr  # maxsteps 100000 now applies
     assert seen[-2]["reason"] == "finished"
-    assert not victim.outside.exists()  # the allow-all rule applied: rm ran
+    ran = [e for e in seen if e["type"] == "tool_end" and "victim" in json.dumps(e)]
+    if available().works:  # the allow-all rule let rm run unasked; the sandbox kept it inside
+        assert victim.outside.exists() and "Read-only file system" in json.dumps(ran)
+    else:  # the allow-all rule applied: rm ran
+        assert not victim.outside.exists()
     assert victim.marker.exists()  # the project's MCP server was started
     assert victim.capture.requests == [] and not _leaked(victim)
     chats = [r for r in victim.user_server.requests if r.path.endswith("/chat/completions")]

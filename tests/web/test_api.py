@@ -13,7 +13,9 @@ import pytest
 
 from tests.support.ports import closed_port
 from tests.support.processes import no_process
+from tests.support.sandbox import require_bwrap
 from tests.support.web_serve import Served, finished, openai_config, project, scripted
+from totem.sandbox.backend import available
 from totem.testing.fake_server import FakeOpenAIServer
 
 ALLOW_BASH = "permission:\n  - {permission: bash, pattern: '*', action: allow}\n"
@@ -25,7 +27,10 @@ TURNS: list[dict[str, Any]] = [
     {"reasoning": "Both steps are done.", "text": "All **done**."},
     {"tool": "bash", "args": {"command": "sleep 30.25"}},
     {"text": "(never said)"},
-    {"tool": "bash", "args": {"command": "rm -rf build"}},
+    # asked with the sandbox on as well: the model asks to run it outside (a question that no
+    # rule here answers); where bwrap cannot run, the ordinary bash question of `rm *`
+    {"tool": "bash", "args": {"command": "rm -rf build", "sandbox": False,
+                              "reason": "build/ is root's"}},
     {"text": "asked"},
 ]
 
@@ -119,6 +124,11 @@ def test_a_permission_question_waits_for_the_reply(server: Served) -> None:
     asked = server.events(sid, after=run["after"], stop=lambda ev: "permission" in _types(ev))
     question = asked[-1][1]
     assert question["tool"] == "bash" and question["patterns"] == ["rm -rf build"]
+    if available().works:
+        assert question["permission"] == "unsandboxed"
+        assert "OUTSIDE the sandbox (reason: build/ is root's)" in question["title"]
+    else:
+        assert question["permission"] == "bash"
     status, _, _ = server.request("POST", f"/api/sessions/{sid}/reply",
                                   {"request_id": "perm_nope", "reply": "once"})
     assert status == 409
@@ -130,6 +140,25 @@ def test_a_permission_question_waits_for_the_reply(server: Served) -> None:
     end = next(e for _, e in events if e["type"] == "tool_end")
     assert end["is_error"] and "not now" in end["output"]
 
+
+
+def test_in_the_sandbox_a_command_runs_without_a_question_and_stays_inside(
+    tmp_path: Path,
+) -> None:
+    """No rule allows bash here: with the sandbox on (the default) the command runs with no
+    question, writes in the project, and its write outside fails."""
+    require_bwrap()
+    turns = [{"tool": "bash", "args": {"command": "echo IN > in.txt; echo OUT > ../out.txt"}},
+             {"text": "ran"}]
+    with Served(project(tmp_path, scripted(tmp_path, turns))) as served:
+        sid = served.new_session()
+        run = served.json("POST", f"/api/sessions/{sid}/runs", {"text": "go"})
+        events = served.events(sid, after=run["after"], stop=finished)
+    assert "permission" not in _types(events)
+    end = next(e for _, e in events if e["type"] == "tool_end")
+    assert "Read-only file system" in end["output"], end
+    assert (served.root / "in.txt").read_text() == "IN\n"
+    assert not (tmp_path / "out.txt").exists()
 
 def _play(server: Served, sid: str, text: str) -> dict[str, Any]:
     server.json("POST", f"/api/sessions/{sid}/runs", {"text": text})

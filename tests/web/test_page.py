@@ -114,12 +114,17 @@ def test_reloading_mid_stream_shows_what_was_streamed_and_goes_on(
         assert answer_text(page) == STORY
 
 
+# The permission card is these tests' subject: their commands run outside the sandbox, so that
+# each is a bash question (in the sandbox they would run unasked: tests/web/test_api.py).
+ASKED = "sandbox: off\n"
+
+
 def test_a_permission_question_is_answered_in_the_page_and_the_tool_runs(
     tmp_path: Path, open_page: Any
 ) -> None:
     turns = [{"tool": "bash", "args": {"command": "echo PERMITTED > proof.txt && echo wrote"}},
              {"text": "Wrote the proof."}]
-    root = project(tmp_path, scripted(tmp_path, turns))
+    root = project(tmp_path, scripted(tmp_path, turns, extra=ASKED))
     with Served(root) as server:
         page = open_page(server)
         send(page, "make the proof")
@@ -142,7 +147,8 @@ def test_the_permission_card_shows_what_always_stores_and_always_stores_it(
     line = "ls | wc -l && rm -f p2.txt"
     turns = [{"tool": "bash", "args": {"command": line}}, {"text": "Removed."},
              {"tool": "bash", "args": {"command": "rm -f other.txt"}}, {"text": "Asked."}]
-    root = project(tmp_path, scripted(tmp_path, turns), files={"p2.txt": "x", "other.txt": "y"})
+    root = project(tmp_path, scripted(tmp_path, turns, extra=ASKED),
+                   files={"p2.txt": "x", "other.txt": "y"})
     with Served(root) as server:
         page = open_page(server)
         send(page, "clean up")

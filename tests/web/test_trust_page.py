@@ -42,11 +42,18 @@ def _folders(tmp: Path, project_config: str, url: str) -> Path:
     return root
 
 
+def outside(command: str) -> dict[str, Any]:
+    return {"tool": "bash", "args": {"command": command, "sandbox": False,
+                                     "reason": "to see trust at work"}}
+
+
 def test_the_page_asks_for_trust_and_the_trusted_config_then_applies(
     tmp_path: Path, chromium: Any
 ) -> None:
-    turns = [{"tool": "bash", "args": {"command": "echo ONE > one.txt"}}, {"text": "first done"},
-             {"tool": "bash", "args": {"command": "echo TWO > two.txt"}}, {"text": "second done"}]
+    # Commands the model asks to run outside the sandbox: a question whatever the sandbox,
+    # which only the trusted allow-all rule answers (inside it, they would run unasked).
+    turns = [outside("echo ONE > one.txt"), {"text": "first done"},
+             outside("echo TWO > two.txt"), {"text": "second done"}]
     fake = FakeOpenAIServer(turns, models=["m"])
     with fake.in_thread() as url:
         root = _folders(tmp_path, "maxsteps: 100000\npermission:\n"

@@ -56,7 +56,8 @@ def proof_workers(
     new database: (root, worker A, worker B)."""
     turns = [{"tool": "bash", "args": {"command": PROOF}}, {"text": "Wrote the proof."}]
     store = {"TOTEM_STORE": postgres.new_database()}
-    root = project(tmp_path, scripted(tmp_path, turns))
+    # the relayed question is the subject: the command runs outside the sandbox, so is asked
+    root = project(tmp_path, scripted(tmp_path, turns, extra="sandbox: off\n"))
     with Served(root, env_extra=store) as worker_a, Served(root, env_extra=store) as worker_b:
         yield root, worker_a, worker_b
 
@@ -89,7 +90,8 @@ def test_a_run_started_on_worker_a_streams_and_is_answered_on_worker_b(
     store = {"TOTEM_STORE": postgres.new_database()}
     errors: list[str] = []
     with running_aimock(fixtures, args=["-l", "30", "-c", "3"]) as aimock:
-        root = project(tmp_path, openai_config(aimock.url))
+        # the question answered on the other worker is the subject: asked outside the sandbox
+        root = project(tmp_path, openai_config(aimock.url, extra="sandbox: off\n"))
         with Served(root, env_extra=store) as worker_a, Served(root, env_extra=store) as worker_b:
             assert worker_a.port != worker_b.port and worker_a.token == worker_b.token
             page_a = open_page(chromium, worker_a.url, errors)

@@ -62,6 +62,8 @@ async def _chat(args: argparse.Namespace, mcp_words: list[Callable[[], list[str]
     from totem.session.service import SessionService
 
     service = SessionService(Path.cwd(), mode="interactive")
+    if getattr(args, "sandbox", None):
+        service.config.tools.sandbox.mode = args.sandbox
     await service.prepare()
     session = service.open(
         session_id=args.session, continue_last=args.continue_last, model=args.model

@@ -20,6 +20,9 @@ def _parser() -> object:
     parser.add_argument("--continue", "-c", dest="continue_last", action="store_true",
                         help="continue the latest session of this project")
     parser.add_argument("--session", "-s", help="resume the session with this id")
+    sandbox_help = "the sandbox of bash and process (default: the config's, workspace-write)"
+    modes = ["read-only", "workspace-write", "off"]
+    parser.add_argument("--sandbox", choices=modes, metavar="MODE", help=sandbox_help)
     sub = parser.add_subparsers(dest="command")
     run = sub.add_parser("run", help="run one request headless and exit")
     run.add_argument("message", nargs="+",
@@ -36,6 +39,8 @@ def _parser() -> object:
                      help="stop once the run has used this many tokens (exit 3)")
     run.add_argument("--yes", "-y", action="store_true",
                      help="allow every action that no rule denies")
+    run.add_argument("--sandbox", dest="run_sandbox", choices=modes, metavar="MODE",
+                     help=sandbox_help + "; --yes never lifts it")
     run.add_argument("--agent", "-a", help="run as this agent (see `totem agents`)")
     run.add_argument("--plan", action="store_true",
                      help="plan mode: only read, print the plan, change nothing (even with --yes)")
@@ -67,6 +72,7 @@ def _parser() -> object:
     from totem.cli.trust import add_parser as add_trust_parser
 
     add_trust_parser(sub)
+    sub.add_parser("doctor", help="what works on this computer: the sandbox of commands")
     from totem.cli.batch import add_parser as add_batch_parser
 
     add_batch_parser(sub)
@@ -108,6 +114,10 @@ def main(argv: list[str] | None = None) -> int:
         from totem.cli.trust import trust_command
 
         return trust_command(args)
+    if args.command == "doctor":
+        from totem.cli.doctor import doctor_command
+
+        return doctor_command(args)
     if args.command == "batch":
         from totem.cli.batch import batch_command
 

@@ -63,6 +63,10 @@ async def _run(args: argparse.Namespace) -> int:
     mode: Mode = "yes" if args.yes else ("interactive" if interactive else "headless")
     service = SessionService(Path.cwd(), mode=mode)
     service.questions.interactive = interactive
+    service.permission.person = interactive  # --yes leaves a command outside the sandbox to it
+    sandbox = getattr(args, "run_sandbox", None) or getattr(args, "sandbox", None)
+    if sandbox:
+        service.config.tools.sandbox.mode = sandbox
     await service.prepare()
     model = args.run_model or args.model
     try:

@@ -21,6 +21,7 @@ from totem.messages import new_id
 
 __all__ = [
     "DEFAULT_RULES",
+    "NOT_BY_YES",
     "Action",
     "Mode",
     "PermissionDenied",
@@ -48,6 +49,9 @@ class Reply:
     kind: ReplyKind
     message: str = ""  # with "reject": feedback for the model
 
+
+# Questions `--yes` does not answer: only a rule or the person (in a terminal, on the page) do.
+NOT_BY_YES = frozenset({"unsandboxed"})
 
 DEFAULT_RULES: tuple[Rule, ...] = (
     Rule("*", "*", "ask"),
@@ -111,6 +115,8 @@ class PermissionService:
         self.only: frozenset[str] | None = None
         self.only_reason = ""
         self.free: frozenset[str] = frozenset()
+        # whether a person answers the questions `--yes` leaves (a terminal, the page)
+        self.person = mode == "interactive"
 
     def bounded(self, *, only: frozenset[str] | None, reason: str = "",
                 free: frozenset[str] = frozenset()) -> PermissionService:
@@ -146,9 +152,16 @@ class PermissionService:
                 )
         if all(a == "allow" for a in actions) or permission in self.free:
             return
-        if self.mode == "yes":
+        if self.mode == "yes" and permission not in NOT_BY_YES:
             return
         sink = emit if emit is not None else self.emit
+        if permission in NOT_BY_YES and not self.person:
+            raise PermissionDenied(
+                f"{tool} needs the person's approval to run outside the sandbox ({title}), and "
+                "nobody can give it here: --yes answers the ordinary questions only. Run the "
+                "command inside the sandbox, or the person allows it with a rule (permission "
+                "unsandboxed), in a terminal, or with --sandbox off."
+            )
         if self.mode == "headless" or sink is None:
             raise PermissionDenied(
                 f"{tool} needs permission ({title}) and nobody can answer: this run has no "

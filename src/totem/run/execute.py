@@ -137,7 +137,7 @@ class ToolRunner:
                         "of these by its exact name.", True)
             return
         try:
-            args = self._arguments(tool, part)
+            args = self._validated(tool, part)
         except ToolError as exc:
             self.finish(message, part, str(exc), error=True)
             return
@@ -151,6 +151,10 @@ class ToolRunner:
         part.meta = {}
         ctx = self._context(tool, part)
         try:
+            from totem.tools.containment import contain
+
+            await contain(tool.name, part.input or {}, ctx)  # outside the project: first
+            self._refuse(tool, part)
             result = await tool.run(args, ctx)
         except ToolError as exc:
             self.finish(message, part, str(exc), error=True)
@@ -171,21 +175,26 @@ class ToolRunner:
                                     error=result.is_error, emit=self.emit)
             self.finish(message, part, result.output + said, error=result.is_error)
 
-    def _arguments(self, tool: Tool, part: ToolPart) -> BaseModel:
-        """The call's validated arguments; a ToolError when they are a copy of the schema,
-        invalid, or would change an existing file the session has not read."""
+    def _validated(self, tool: Tool, part: ToolPart) -> BaseModel:
+        """The call's validated arguments; a ToolError when they are a copy of the schema or
+        invalid."""
         from totem.tools.schema_copy import copied_schema
 
         raw = part.input if part.input is not None else part.raw_input
         copied_schema(raw, self.spec_of(tool))
         args = parse_arguments(tool, raw)
         part.input = args.model_dump()
+        return args
+
+    def _refuse(self, tool: Tool, part: ToolPart) -> None:
+        """A ToolError when the call (its paths inside the project by now) would change an
+        existing file the session has not read, or break a small model's guards."""
+        assert part.input is not None
         refused = self.read_first.refusal(tool.name, part.input)
         if refused is None:
             refused = self.hold(tool.name, part.input)
         if refused is not None:
             raise ToolError(refused)
-        return args
 
     def spec_of(self, tool: Tool) -> ToolSpec:
         """The definition of `tool` the model was shown."""

@@ -19,6 +19,8 @@
                                                   # (or backend: brave | tavily, key: ...)
     hooks:                   # your commands on the agent's events (totem.hooks)
       pre_tool: [{matcher: bash, command: "~/bin/check.sh", timeout: 60}]
+    sandbox: workspace-write # bash and process: read-only | workspace-write | off, or
+                             # {mode, network: [host:port], hidden: [...], processes: N}
     integrations:            # slack, tts, image, agents: see settings/integrations.py
     lsp:                     # language servers whose diagnostics follow an edit:
       go: {command: [gopls], extensions: [.go]}   # see settings/lsp.py (python, typescript
@@ -49,6 +51,7 @@ from typing import Any, Literal
 
 from totem.hooks.config import HookSpec, parse_hooks
 from totem.policy.permission import Action, Rule
+from totem.sandbox.settings import SandboxSettings
 from totem.settings.config_trust import rule_items
 from totem.settings.errors import ConfigError
 from totem.settings.integrations import Integrations, parse_integrations
@@ -160,6 +163,10 @@ def _merge(base: dict[str, Any], over: dict[str, Any]) -> dict[str, Any]:
             for event, items in value.items():
                 hooks[event] = [*(hooks.get(event) or []), *(items or [])]
             out[key] = hooks
+        elif key == "sandbox":
+            from totem.sandbox.settings import merge_sandbox
+
+            out[key] = merge_sandbox(base.get(key), value)
         elif isinstance(value, dict) and isinstance(out.get(key), dict):
             out[key] = _merge(out[key], value)
         else:
@@ -207,6 +214,15 @@ def _tool_settings(spec: dict[str, Any]) -> ToolSettings:
     if "mcp_schema_budget" in spec:
         settings.mcp_schema_budget = max(0, int(spec["mcp_schema_budget"]))
     return settings
+
+
+def _sandbox(value: Any) -> SandboxSettings:
+    from totem.sandbox.settings import SandboxConfigError, parse_sandbox
+
+    try:
+        return parse_sandbox(value)
+    except SandboxConfigError as exc:
+        raise ConfigError(str(exc)) from None
 
 
 def _ports(spec: Any) -> dict[str, int] | None:
@@ -337,12 +353,14 @@ def load_config(project: Path, *, trusted: bool | None = None) -> Config:
         raise ConfigError(f"maxsteps: expected a whole number of at least 1, not {max_steps}")
     notices: list[str] = []
     knowledge = _knowledge(_knowledge_section(merged, notices))
+    tools = _tool_settings(merged.get("tools") or {})
+    tools.sandbox = _sandbox(merged.get("sandbox"))
     return Config(
         model=merged.get("model"),
         providers=providers,
         rules=_rules(merged.get("permission", [])),
         max_steps=int(max_steps),
-        tools=_tool_settings(merged.get("tools") or {}),
+        tools=tools,
         detect_ports=_ports((merged.get("detect") or {}).get("ports")),
         knowledge=knowledge,
         integrations=parse_integrations(merged.get("integrations") or {},

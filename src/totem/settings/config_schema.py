@@ -90,6 +90,7 @@ _KNOWLEDGE = Keys({
 _HOOK = Keys({"matcher": TEXT, "command": TEXT, "timeout": NUMBER})
 _HOOKS = Keys({event: ListOf(_HOOK) for event in (
     "session_start", "user_prompt", "pre_tool", "post_tool", "stop", "notification")})
+_SANDBOX_MODE = Scalar((str, bool), "read-only, workspace-write or off")
 
 CONFIG_SCHEMA = Keys({
     "model": TEXT,
@@ -120,6 +121,9 @@ CONFIG_SCHEMA = Keys({
     "mcp": OneOf((MapOf(MCP_SERVER), Scalar((type(None),), "a mapping of servers"))),
     "hooks": _HOOKS,
     "lsp": OneOf((FLAG, MapOf(LSP_SERVER))),  # language servers after edits (settings/lsp.py)
+    # the OS sandbox of bash and process (totem.sandbox.settings)
+    "sandbox": OneOf((_SANDBOX_MODE, Keys({"mode": _SANDBOX_MODE, "network": TEXTS,
+                                           "hidden": TEXTS, "processes": WHOLE}))),
 })
 
 MCP_JSON = Keys({"mcpServers": MapOf(MCP_SERVER), "servers": MapOf(MCP_SERVER),

@@ -1,10 +1,11 @@
 """What a project's `.totem/config.yaml` may set: before its folder is trusted, and ever.
 
 Untrusted, a project may only narrow: its deny and ask rules apply, a lower step limit, a
-shorter bash timeout, more forbidden commands, a smaller output limit, the framework
-knowledge switches (prompt text), and language servers turned off (`lsp`: a server's
-command is a program it would run). Everything else it says is listed and ignored: its hooks
-(commands run on the agent's events) among them.
+shorter bash timeout, more forbidden commands, a smaller output limit, a narrower sandbox
+(never off, never the network), the framework knowledge switches (prompt text), and
+language servers turned off (`lsp`: a server's command is a program it would run).
+Everything else it says is listed and ignored: its hooks (commands run on the agent's
+events) among them.
 
 Trusted or not, a project never changes where a provider of the user's config sends its key
 (its kind, base_url, key, headers...), and a provider the project defines never takes a key
@@ -125,6 +126,16 @@ def restrict_untrusted(
     kept_tools = _untrusted_tools(project.get("tools") or {}, user.get("tools") or {}, ignored)
     if kept_tools:
         kept["tools"] = kept_tools
+    if "sandbox" in project:
+        from totem.sandbox.settings import SandboxConfigError, narrow_untrusted
+
+        try:
+            sandbox, said = narrow_untrusted(project["sandbox"], user.get("sandbox"))
+        except SandboxConfigError as exc:
+            raise ConfigError(str(exc)) from None
+        if sandbox:
+            kept["sandbox"] = sandbox
+        ignored += said
     for name in project.get("mcp") or {}:
         ignored.append(f"MCP server '{name}'")
     for event, hooks in (project.get("hooks") or {}).items():

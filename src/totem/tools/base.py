@@ -24,6 +24,7 @@ from totem.messages import ImageBlock
 from totem.policy.permission import PermissionDenied, PermissionService
 from totem.policy.questions import QuestionService
 from totem.providers.base import ToolSpec
+from totem.sandbox.settings import SandboxSettings
 from totem.tools.files import DiskFiles, FileAccess
 from totem.tools.state import SessionState
 
@@ -77,6 +78,9 @@ class ToolSettings:
     # tokens the MCP tools' definitions may take before they are offered by name only;
     # None: 2,000, and no more than a tenth of the model's window
     mcp_schema_budget: int | None = None
+    # bash and process's sandbox: off in settings made in code; the config's default (what
+    # load_config gives) is workspace-write
+    sandbox: SandboxSettings = field(default_factory=lambda: SandboxSettings(mode="off"))
 
 
 class SnapshotSink(Protocol):
@@ -135,8 +139,9 @@ class ToolContext:
         candidate = Path(expanded)
         if not candidate.is_absolute():
             candidate = root / candidate
-        real = Path(os.path.realpath(candidate))
-        if real == root or root in real.parents:
+        lexical = Path(os.path.abspath(candidate))
+        real = Path(os.path.realpath(candidate))  # what a rule is matched against
+        if _within(real, root):
             return real
         try:
             await self.permission.ask(
@@ -147,11 +152,13 @@ class ToolContext:
                 emit=self.asks,
             )
         except PermissionDenied as exc:
-            link = " (through a symbolic link)" if real != Path(os.path.abspath(candidate)) else ""
+            # worded from the path as given: never where an outside link leads, nor whether
+            # anything is there
+            how = ("leads outside the project root through a symbolic link inside it"
+                   if _within(lexical, root) else "is outside the project root")
             raise ToolError(
-                f"'{path}' resolves to {real}{link}, which is outside the project root {root}. "
-                "Only paths inside the project can be used; give a path relative to the root."
-                + ("" if "rule" in exc.message else f" ({exc.message})")
+                f"'{path}' {how} ({root}). Only paths inside the project can be "
+                f"used; give a path relative to the root.{_refused_how(exc)}"
             ) from None
         return real
 
@@ -171,6 +178,22 @@ class ToolContext:
         self.snapshots.save_snapshot(
             session_id=self.session_id, call_id=self.call_id, path=str(path), content=content
         )
+
+
+def _within(path: Path, root: Path) -> bool:
+    return path == root or root in path.parents
+
+
+def _refused_how(denied: PermissionDenied) -> str:
+    """Who refused a path outside: the person (with what they said), or nobody could allow
+    it; a rule goes without saying. (The question's own title, with the real path, stays
+    with the person.)"""
+    if denied.by_user:
+        said = denied.message.partition(" The user said: ")[2]
+        return " The person refused it." + (f" They said: {said}" if said else "")
+    if "rule" in denied.message:
+        return ""
+    return " Nobody can allow it in this run."
 
 
 # Where a tool comes from. A tool class says so with a `kind` attribute; without one it is

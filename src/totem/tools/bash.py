@@ -13,17 +13,21 @@ import os
 import re
 import signal
 from pathlib import Path
-from typing import ClassVar
+from typing import TYPE_CHECKING, ClassVar
 
 from pydantic import BaseModel, Field
 
 from totem.abort import Aborted
+from totem.events import Notice
 from totem.policy.bash_rules import always_rules
 from totem.policy.shell_parse import forbidden, split_commands
 from totem.policy.shell_writes import locate, write_targets
 from totem.tools.base import ToolContext, ToolError, ToolResult
 
-__all__ = ["Bash", "BashInput"]
+if TYPE_CHECKING:
+    from totem.sandbox.plan import SandboxPlan
+
+__all__ = ["Bash", "BashInput", "ask_to_run", "sandbox_plan", "spawn_shell"]
 
 KILL_GRACE = 1.0  # seconds between SIGTERM and SIGKILL
 DRAIN = 0.5  # seconds to wait for the last output once the shell has exited
@@ -35,6 +39,10 @@ class BashInput(BaseModel):
     command: str = Field(description="The command line, run by bash in the project root.")
     timeout: float | None = Field(None, gt=0, description="Seconds before it is stopped.")
     description: str | None = Field(None, description="What it does, in a few words.")
+    sandbox: bool = Field(True, description=(
+        "Run in the sandbox (writes in the project only, no network); false asks to run "
+        "outside it."))
+    reason: str | None = Field(None, description="Why it must run outside.")
 
 
 class _Output:
@@ -83,14 +91,14 @@ class Bash:
         line = args.command.strip()
         if not line:
             raise ToolError("The command is empty.")
-        await ask_to_run(line, ctx)
+        plan = await ask_to_run(line, ctx, outside=not args.sandbox, reason=args.reason or "")
         ctx.abort.check()
         limit = ctx.settings.bash_max_timeout
         timeout = min(args.timeout or ctx.settings.bash_timeout, limit)
-        if ctx.terminal is None:
-            output, code, outcome = await _execute(line, ctx, timeout)
+        if ctx.terminal is None or plan is not None:  # a sandboxed line runs here, wrapped
+            output, code, outcome = await _execute(line, ctx, timeout, plan)
             printed = output.text()
-        else:  # the client's terminal (an editor over ACP)
+        else:  # the client's terminal (an editor over ACP), for a line outside the sandbox
             ran = await ctx.terminal.run(
                 line, cwd=Path(os.path.realpath(ctx.root)), env=ENVIRONMENT, timeout=timeout,
                 output_limit=ctx.settings.output_limit, abort=ctx.abort, call_id=ctx.call_id)
@@ -111,23 +119,80 @@ class Bash:
         return ToolResult(f"{text}\n\n{status}", title=title, is_error=code != 0)
 
 
-async def ask_to_run(line: str, ctx: ToolContext, *, title: str = "") -> None:
-    """Refuse a forbidden command before anything else; then check the files the line writes
-    (redirects, `tee`) and ask `bash` for each command of the line (what "always" remembers is
-    in `bash_rules`)."""
+async def ask_to_run(
+    line: str, ctx: ToolContext, *, title: str = "", outside: bool = False, reason: str = ""
+) -> SandboxPlan | None:
+    """Refuse a forbidden command before anything else. In the sandbox, a command that no rule
+    denies runs without a question; the plan it runs under is returned. Outside it (the
+    sandbox is off or missing, or the model asks to leave it and the person agrees), check the
+    files the line writes (redirects, `tee`) and ask `bash` for each command of the line (what
+    "always" remembers is in `bash_rules`); None is returned."""
     commands = split_commands(line) or [line]
     refusal = forbidden(commands, ctx.settings.forbidden_commands)
     if refusal is not None:
         raise ToolError(refusal)
+    plan = sandbox_plan(ctx)
+    short = line if len(line) <= 200 else line[:200] + "..."
+    if plan is not None and not outside:
+        await _refuse_denied(line, commands, ctx)
+        return plan
+    if plan is not None:  # the model asks to leave the sandbox: a question of its own kind
+        why = f" (reason: {reason.strip()})" if reason.strip() else " (no reason given)"
+        await ctx.ask("unsandboxed", commands, title=f"run OUTSIDE the sandbox{why}: {short}",
+                      always=always_rules(commands, line=line))
     inside = await _ask_to_write_outside(line, ctx)
     for path in inside:  # an `edit` deny rule holds for a redirect too
         if ctx.permission.action_for("edit", path) == "deny":
             await ctx.ask("edit", [path], title=f"write {path}")
     asked = any(ctx.permission.action_for("bash", c) != "allow" for c in commands)
-    short = line if len(line) <= 200 else line[:200] + "..."
-    await ctx.ask("bash", commands, title=title + short, always=always_rules(commands, line=line))
+    if plan is not None:
+        asked = True  # the person saw the line in the `unsandboxed` question
+        for command in commands:  # a rule that denies it still does
+            if ctx.permission.action_for("bash", command) == "deny":
+                await ctx.ask("bash", [command], title=title + short)
+    else:
+        await ctx.ask("bash", commands, title=title + short,
+                      always=always_rules(commands, line=line))
     if not asked:  # the person did not see the line: its writes are edits to ask about
         for path in inside:
+            await ctx.ask("edit", [path], title=f"write {path}")
+    return None
+
+
+_NOTICES: set[str] = set()  # what was said about a missing sandbox, once per process
+
+
+def sandbox_plan(ctx: ToolContext) -> SandboxPlan | None:
+    """The plan of a command of this call, or None when commands run outside any sandbox
+    (it is off, or this computer has none: said once, as a notice)."""
+    settings = ctx.settings.sandbox
+    if settings.mode == "off":
+        return None
+    from totem.sandbox.backend import available
+    from totem.sandbox.plan import make_plan
+
+    found = available()
+    if not found.works:
+        if found.reason not in _NOTICES and ctx.emit is not None:
+            _NOTICES.add(found.reason)
+            ctx.emit(Notice(f"Commands run without a sandbox: {found.reason}. They are asked "
+                            "for as before (see `totem doctor`).", "warning"))
+        return None
+    return make_plan(settings, ctx.root)
+
+
+async def _refuse_denied(line: str, commands: list[str], ctx: ToolContext) -> None:
+    """In the sandbox: what a rule denies is still denied (a command, or a file it writes)."""
+    for command in commands:
+        if ctx.permission.action_for("bash", command) == "deny":
+            await ctx.ask("bash", [command], title=command)
+    root = Path(os.path.realpath(ctx.root))
+    for target in write_targets(line):
+        try:
+            place, path = locate(target, root)
+        except OSError:  # a path bash alone can follow (/proc/1/root...): the sandbox holds
+            continue
+        if place == "inside" and ctx.permission.action_for("edit", path) == "deny":
             await ctx.ask("edit", [path], title=f"write {path}")
 
 
@@ -148,20 +213,26 @@ async def _ask_to_write_outside(line: str, ctx: ToolContext) -> list[str]:
     return inside
 
 
-async def spawn_shell(line: str, *, cwd: Path, shell: str) -> asyncio.subprocess.Process:
-    """Start `shell -c line` in a process group of its own, output on a pipe. A cancel while
-    it starts stops the group, so no process outlives a cancelled start."""
+async def spawn_shell(
+    line: str, *, cwd: Path, shell: str, plan: SandboxPlan | None = None
+) -> asyncio.subprocess.Process:
+    """Start `shell -c line` in a process group of its own, output on a pipe, inside the
+    sandbox of `plan` when one is given. A cancel while it starts stops the group, so no
+    process outlives a cancelled start."""
+    argv, env = [shell, "-c", line], {**os.environ, **ENVIRONMENT}
+    if plan is not None:
+        from totem.sandbox import sandboxed_command
+
+        argv, env = sandboxed_command(argv, plan, env)
     spawn = asyncio.ensure_future(
         asyncio.create_subprocess_exec(
-            shell,
-            "-c",
-            line,
+            *argv,
             cwd=cwd,
             stdin=asyncio.subprocess.DEVNULL,
             stdout=asyncio.subprocess.PIPE,
             stderr=asyncio.subprocess.STDOUT,
             start_new_session=True,
-            env={**os.environ, **ENVIRONMENT},
+            env=env,
         )
     )
     try:
@@ -174,11 +245,13 @@ async def spawn_shell(line: str, *, cwd: Path, shell: str) -> asyncio.subprocess
         raise
 
 
-async def _execute(line: str, ctx: ToolContext, timeout: float) -> tuple[_Output, int, str]:
+async def _execute(
+    line: str, ctx: ToolContext, timeout: float, plan: SandboxPlan | None
+) -> tuple[_Output, int, str]:
     """Run the line; the output, the exit code and how it ended (exited, timeout, aborted)."""
     ctx.abort.check()
     process = await spawn_shell(
-        line, cwd=Path(os.path.realpath(ctx.root)), shell=ctx.settings.shell
+        line, cwd=Path(os.path.realpath(ctx.root)), shell=ctx.settings.shell, plan=plan
     )
     output = _Output(ctx.settings.output_limit)
     reading = asyncio.create_task(_pump(process.stdout, output))
@@ -253,10 +326,13 @@ async def stop_group(pgid: int) -> None:
     except ProcessLookupError:
         return
     try:
-        for _ in range(int(KILL_GRACE / 0.05)):
-            await asyncio.sleep(0.05)
+        waited, pause = 0.0, 0.005  # short pauses first: what is left of a finished command
+        while waited < KILL_GRACE:  # (a sandbox's last processes) is often gone at once
+            await asyncio.sleep(pause)
+            waited += pause
             if not _group_alive(pgid):
                 return
+            pause = min(pause * 2, 0.05)
     finally:
         if _group_alive(pgid):
             try:

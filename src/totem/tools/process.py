@@ -14,12 +14,15 @@ import os
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import ClassVar, Literal
+from typing import TYPE_CHECKING, ClassVar, Literal
 
 from pydantic import BaseModel, Field
 
 from totem.tools.base import ToolContext, ToolError, ToolResult
 from totem.tools.bash import ask_to_run, clean, spawn_shell, stop_group
+
+if TYPE_CHECKING:
+    from totem.sandbox.plan import SandboxPlan
 
 __all__ = ["ManagedProcess", "ProcessInput", "ProcessManager", "ProcessTool"]
 
@@ -85,11 +88,14 @@ class ProcessManager:
         self.processes: dict[str, ManagedProcess] = {}
         self._count = 0
 
-    async def start(self, command: str, *, cwd: Path, shell: str = "/bin/bash") -> ManagedProcess:
+    async def start(
+        self, command: str, *, cwd: Path, shell: str = "/bin/bash",
+        plan: SandboxPlan | None = None,
+    ) -> ManagedProcess:
         running = sum(1 for p in self.processes.values() if p.running)
         if running >= MAX_PROCESSES:
             raise ToolError(f"{running} processes are running already; stop one first.")
-        process = await spawn_shell(command, cwd=cwd, shell=shell)
+        process = await spawn_shell(command, cwd=cwd, shell=shell, plan=plan)
         self._count += 1
         managed = ManagedProcess(f"p{self._count}", command, process)
         managed.reader = asyncio.create_task(_collect(process.stdout, managed.buffer))
@@ -135,6 +141,10 @@ class ProcessInput(BaseModel):
     action: Literal["start", "list", "output", "stop"] = Field(description="What to do.")
     command: str | None = Field(None, description="start: the command line.")
     id: str | None = Field(None, description="output, stop: the process id.")
+    sandbox: bool = Field(True, description=(
+        "start: in the sandbox (writes in the project only, no network); false asks to run "
+        "outside it."))
+    reason: str | None = Field(None, description="Why it must run outside.")
 
 
 class ProcessTool:
@@ -149,7 +159,7 @@ class ProcessTool:
     async def run(self, args: ProcessInput, ctx: ToolContext) -> ToolResult:
         manager = ctx.state.service(ProcessManager)
         if args.action == "start":
-            return await _start(manager, args.command or "", ctx)
+            return await _start(manager, args, ctx)
         if args.action == "list":
             return ToolResult(_listing(manager), title="processes")
         if not args.id:
@@ -161,19 +171,15 @@ class ProcessTool:
         return ToolResult(f"{text}\n\n[{managed.id} {managed.status()}]", title=managed.id)
 
 
-async def _ask(line: str, ctx: ToolContext) -> None:
-    """The same check and question as bash."""
-    await ask_to_run(line, ctx, title="start in the background: ")
-
-
-async def _start(manager: ProcessManager, command: str, ctx: ToolContext) -> ToolResult:
-    line = command.strip()
+async def _start(manager: ProcessManager, args: ProcessInput, ctx: ToolContext) -> ToolResult:
+    line = (args.command or "").strip()
     if not line:
         raise ToolError("start needs a command.")
-    await _ask(line, ctx)
+    plan = await ask_to_run(line, ctx, title="start in the background: ",  # as bash does
+                            outside=not args.sandbox, reason=args.reason or "")
     ctx.abort.check()
     cwd = Path(os.path.realpath(ctx.root))
-    managed = await manager.start(line, cwd=cwd, shell=ctx.settings.shell)
+    managed = await manager.start(line, cwd=cwd, shell=ctx.settings.shell, plan=plan)
     await _wait_exit(managed.process, START_WAIT)
     if not managed.running and managed.reader is not None:
         await asyncio.wait({managed.reader}, timeout=0.5)
