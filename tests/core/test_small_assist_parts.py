@@ -10,7 +10,13 @@ from pathlib import Path
 from totem.providers.base import StreamEnd, StreamEvent, TextChunk, ToolArgsChunk, ToolCallBegin
 from totem.run.callguard import CallGuard, degenerate, guard_calls
 from totem.smallmodel.plan import parse_plan, plan_schema
-from totem.smallmodel.project import ProjectFile, defined_names, mentioned, named_files
+from totem.smallmodel.project import (
+    ProjectFile,
+    defined_names,
+    distinctive,
+    mentioned,
+    named_files,
+)
 from totem.smallmodel.spelling import spelling_note
 from totem.smallmodel.test_command import is_test_file, project_test_command
 
@@ -45,6 +51,14 @@ def test_what_a_request_names_is_found_in_any_wording() -> None:
     assert defined["Ledger"] == [("src/app.py", 4)]
     assert mentioned("calc_ttl", "renomme calc_ttl en compute_ttl")
     assert not mentioned("calc_ttl", "calc_ttl_old is gone")
+
+
+def test_only_names_shaped_like_code_are_searched_for() -> None:
+    # totem's own README request "list the files here and tell me what this project does"
+    # searched for `list` and `project` (names totem defines) and filled the 1.5B's window
+    assert all(map(distinctive, ["calc_ttl", "Ledger", "LedgerReconciler", "MAX_RETRIES",
+                                 "sha256", "parseArgs"]))
+    assert not any(map(distinctive, ["list", "project", "server", "to"]))
 
 
 def test_test_files_and_commands_come_from_the_project(tmp_path: Path) -> None:

@@ -36,6 +36,7 @@ from totem.smallmodel.plan import Plan, offered, parse_plan, plan_prompt, plan_s
 from totem.smallmodel.project import (
     ProjectFile,
     defined_names,
+    distinctive,
     mentioned,
     named_files,
     text_files,
@@ -162,7 +163,7 @@ class SmallModelAssist:
             calls.append(_read(file, budget=budget))
             used += min(len(file.text), budget)
         defined = defined_names(files)
-        for name in [n for n in defined if len(n) > 2 and mentioned(n, request)][:MAX_GREPS]:
+        for name in [n for n in defined if distinctive(n) and mentioned(n, request)][:MAX_GREPS]:
             calls.append(AheadCall("grep", {"pattern": name}))
         command = project_test_command(run.root)
         if command and self.plan is not None and self.plan.kind == "change" \

@@ -14,7 +14,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-__all__ = ["ProjectFile", "defined_names", "mentioned", "named_files", "text_files"]
+__all__ = [
+    "ProjectFile", "defined_names", "distinctive", "mentioned", "named_files", "text_files",
+]
 
 MAX_FILES_SCANNED = 2_000  # a bigger project is listed, and only the files named are read
 MAX_FILE_BYTES = 512_000
@@ -87,6 +89,14 @@ def named_files(files: Sequence[ProjectFile], request: str) -> list[ProjectFile]
         if mentioned(file.path, request) or (names[base] == 1 and mentioned(base, request)):
             named.append(file)
     return named
+
+
+def distinctive(name: str) -> bool:
+    """Whether a name the project defines is shaped like code, not like a word of prose
+    (`calc_ttl`, `LedgerReconciler`, `MAX_SIZE`, `sha256`, not `list` or `project`): only such
+    a name, found in a request, is worth a search of the project. The name's shape decides,
+    never the words around it."""
+    return len(name) > 2 and (not name.isalpha() or not name.islower())
 
 
 def defined_names(files: Sequence[ProjectFile]) -> dict[str, list[tuple[str, int]]]:
