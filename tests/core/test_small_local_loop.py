@@ -202,6 +202,26 @@ def test_the_plan_is_asked_first_and_its_files_are_read_ahead(tmp_path: Path) ->
     assert isinstance(events[-1], RunFinished) and events[-1].reason == "finished"
 
 
+def test_a_planned_file_too_big_for_what_is_left_is_read_in_part_not_left_out(
+    tmp_path: Path,
+) -> None:
+    # totem's own README request: the plan named .gitignore, README.md and pyproject.toml,
+    # and the big README.md was left out because .gitignore had used a little of the budget
+    guide = "".join(f"Line {i} of the guide: how marmalade is made.\n" for i in range(5000))
+    answers = [_plan("question", ".gitignore", "guide.md"),
+               _step('{"answer": "A jam-making library."}')]
+    with LlamaLike(answers) as server:
+        _run(tmp_path, server.base_url, "what is this?",
+             files={".gitignore": "dist/\n", "guide.md": guide})
+        first = server.bodies[1]["messages"]
+    calls = [json.loads(c) for m in first if m["role"] == "assistant"
+             for c in m["content"].split("\n\n") if c.startswith("{")]
+    reads = [c["args"] for c in calls if c["tool"] == "read"]
+    assert {"path": ".gitignore"} in reads
+    assert any(r["path"] == "guide.md" and 0 < r.get("limit", 0) < 5000 for r in reads)
+    assert "Line 0 of the guide" in json.dumps(first)
+
+
 @pytest.mark.parametrize("request_text", [
     "What kind of library is this project?",
     "was macht dieses Projekt?",

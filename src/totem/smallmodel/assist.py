@@ -158,10 +158,11 @@ class SmallModelAssist:
                              key=lambda f: (f.path.count("/"), f.path))
         used = 0
         for file in wanted[:MAX_FILES_READ]:
-            if used and used + len(file.text) > budget:
-                continue
-            calls.append(_read(file, budget=budget))
-            used += min(len(file.text), budget)
+            left = budget - used
+            if used and len(file.text) > left and left < budget // 4:
+                continue  # too little room left for a useful part of it
+            calls.append(_read(file, budget=left))  # whole, or its first lines
+            used += min(len(file.text), left)
         defined = defined_names(files)
         for name in [n for n in defined if distinctive(n) and mentioned(n, request)][:MAX_GREPS]:
             calls.append(AheadCall("grep", {"pattern": name}))
