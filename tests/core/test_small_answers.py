@@ -275,3 +275,25 @@ def test_an_edit_already_made_is_refused_and_the_second_place_is_left_alone(
     assert "this same edit of app.ini was already made" in ends[1].output
 
 
+
+
+def test_a_whole_write_that_leaves_out_most_of_a_file_is_refused(tmp_path: Path) -> None:
+    # the real 1.5B, asked to fix "name 'json' is not defined", wrote 2 of report.py's 6 lines
+    # (both kept word for word, the __main__ block lost); then it wrote the whole file
+    with_config(tmp_path)
+    source = ("def summary(rows):\n    return json.dumps({'count': len(rows)})\n\n\n"
+              "if __name__ == '__main__':\n    print(summary(['a', 'b']))\n")
+    (tmp_path / "project" / "report.py").write_text(source)
+    provider = ScriptedProvider([
+        call(("read", {"path": "report.py"})),
+        call(("write", {"path": "report.py", "content": "def summary(rows):\n"
+                        "    return json.dumps({'count': len(rows)})"})),
+        call(("write", {"path": "report.py", "content": "import json\n\n\n" + source})),
+        reply("Added the import."),
+    ])
+    agent = make_agent(tmp_path, provider, tools=TOOLS, model=SMALL)
+    _, events = run_once(agent, "python report.py -> NameError: name 'json' is not defined")
+    ends = [e for e in events if isinstance(e, ToolEnd) and e.name == "write"]
+    assert [e.is_error for e in ends] == [True, False]
+    assert "keeps 2 of its 4 lines (2 lines in all)" in ends[0].output
+    assert (tmp_path / "project" / "report.py").read_text() == "import json\n\n\n" + source

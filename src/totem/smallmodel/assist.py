@@ -61,6 +61,7 @@ CHARS_PER_TOKEN = 3
 ANSWER_ROOM = 4_096
 MIN_REQUEST_WORDS = 3
 MIN_KEPT = 1 / 3  # a whole-file write must keep this share of an existing file's lines
+MIN_LENGTH = 2 / 3  # and be at least this long: the 1.5B "added an import" by writing 2 of 6
 MIN_LINES_GUARDED = 2  # of a one-line file, a write may keep nothing
 
 
@@ -236,13 +237,15 @@ class SmallModelAssist:
         old = [line.strip() for line in before.splitlines() if line.strip()]
         if len(old) < MIN_LINES_GUARDED:
             return None
-        new = {line.strip() for line in content.splitlines()}
+        written = [line.strip() for line in content.splitlines() if line.strip()]
+        new = set(written)
         kept = sum(1 for line in old if line in new)
-        if kept >= len(old) * MIN_KEPT:
+        if kept >= len(old) * MIN_KEPT and len(written) >= len(old) * MIN_LENGTH:
             return None
         return (f"Refused: write gives the whole new text of {path}, and this one keeps "
-                f"{kept} of its {len(old)} lines; nothing was changed. Give the whole file "
-                "with your change in it, or change one part with edit.")
+                f"{kept} of its {len(old)} lines ({len(written)} lines in all); nothing was "
+                "changed. Give the whole file with your change in it, every line that stays "
+                "included, or change one part with edit.")
 
     def after_calls(self, parts: Sequence[ToolPart]) -> None:
         return None
