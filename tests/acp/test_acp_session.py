@@ -184,6 +184,20 @@ def test_the_edit_goes_through_the_editors_unsaved_buffer(tmp_path: Path) -> Non
     assert "hello unsaved world" in tool_results[0]["content"]
 
 
+def _one_prompt(project: Project, editor: Editor, turns: list[dict[str, Any]], text: str, *,
+                log: Path) -> str:
+    """A new session in `editor` with one prompt, answered by `turns`: its session id."""
+    with project.serve(turns):
+        async def session() -> str:
+            async with connected(editor, cwd=project.root, env=project.env, log=log) as conn:
+                sid = (await conn.new_session(cwd=str(project.root), mcp_servers=[])).session_id
+                done = await conn.prompt(session_id=sid, prompt=_text(text))
+                assert done.stop_reason == "end_turn"
+                return sid
+
+        return asyncio.run(session())
+
+
 def test_bash_runs_in_the_editors_terminal_and_always_stores_a_rule(tmp_path: Path) -> None:
     project = Project(tmp_path)
     project.config_extra = "sandbox: off\n"  # a line outside the sandbox: the editor runs it
@@ -191,16 +205,7 @@ def test_bash_runs_in_the_editors_terminal_and_always_stores_a_rule(tmp_path: Pa
     editor = Editor(answers=["allow_always"], terminal=True)
     turns = [{"tool": "bash", "args": {"command": "ls"}},
              {"tool": "bash", "args": {"command": "ls -a"}}, {"text": "Listed."}]
-    with project.serve(turns):
-        async def session() -> str:
-            async with connected(editor, cwd=project.root, env=project.env,
-                                 log=tmp_path / "acp.log") as conn:
-                sid = (await conn.new_session(cwd=str(project.root), mcp_servers=[])).session_id
-                done = await conn.prompt(session_id=sid, prompt=_text("List the files"))
-                assert done.stop_reason == "end_turn"
-                return sid
-
-        sid = asyncio.run(session())
+    sid = _one_prompt(project, editor, turns, "List the files", log=tmp_path / "acp.log")
     assert len(editor.permissions) == 1  # the second `ls` is allowed by the stored rule
     assert [c[-1] for c in editor.commands] == ["ls", "ls -a"]
     updates = editor.updates[sid]
@@ -222,16 +227,7 @@ def test_with_the_sandbox_on_a_command_runs_here_wrapped_not_in_the_editors_term
     editor = Editor(answers=[], terminal=True)
     turns = [{"tool": "bash", "args": {"command": f"ls; echo x > {outside}"}},
              {"text": "Done."}]
-    with project.serve(turns):
-        async def session() -> str:
-            async with connected(editor, cwd=project.root, env=project.env,
-                                 log=tmp_path / "acp.log") as conn:
-                sid = (await conn.new_session(cwd=str(project.root), mcp_servers=[])).session_id
-                done = await conn.prompt(session_id=sid, prompt=_text("List the files"))
-                assert done.stop_reason == "end_turn"
-                return sid
-
-        sid = asyncio.run(session())
+    sid = _one_prompt(project, editor, turns, "List the files", log=tmp_path / "acp.log")
     assert editor.permissions == [] and editor.commands == []
     assert not outside.exists()
     assert _final(editor.updates[sid], "bash").status in ("completed", "failed")
