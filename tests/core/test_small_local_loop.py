@@ -289,3 +289,54 @@ def test_after_a_change_the_project_s_tests_run_and_their_failure_goes_back(
     assert refused, [e.output for e in ends]
     assert (tmp_path / "project" / "slug.py").read_text() == fixed
     assert events[-1].reason == "finished"
+
+
+def _move_plan(delete: list[str], rename: list[dict[str, str]]) -> Answer:
+    return _step(json.dumps({"files": [], "new_files": [], "delete": delete, "rename": rename,
+                             "kind": "question"}))
+
+
+def test_a_planned_deletion_not_made_is_put_back_to_the_model_once_with_its_command(
+    tmp_path: Path,
+) -> None:
+    # the 1.5B emptied old_notes.txt instead of deleting it; its own plan said delete
+    files = {"old_notes.txt": "draft ideas\n", "notes.txt": "current\n"}
+    answers = [_move_plan(["old_notes.txt"], []),
+               _step('{"tool": "edit", "args": {"path": "old_notes.txt", '
+                     '"old_string": "draft ideas", "new_string": ""}}'),
+               _step('{"answer": "Removed its content."}'),
+               _step('{"tool": "bash", "args": {"command": "rm old_notes.txt"}}'),
+               _step('{"answer": "Deleted old_notes.txt."}')]
+    with LlamaLike(answers) as server:
+        events = _run(tmp_path, server.base_url, "old_notes.txt can go", files=files)
+        bodies = server.bodies
+    notices = [n.text for n in _of(events, Notice)]
+    # a planned deletion makes the plan a change, whatever its kind said
+    assert any("a change (no file named); delete old_notes.txt." in n for n in notices)
+    nudge = [m["content"] for m in bodies[3]["messages"] if m["role"] == "user"][-1]
+    assert "Your own plan for this request said: delete old_notes.txt." in nudge
+    assert "old_notes.txt can go" in nudge and "(rm old_notes.txt)" in nudge
+    assert not (tmp_path / "project" / "old_notes.txt").exists()
+    assert (tmp_path / "project" / "notes.txt").read_text() == "current\n"
+    assert events[-1].reason == "finished"
+
+
+def test_a_planned_rename_the_model_then_declines_is_not_asked_again_and_nothing_moves(
+    tmp_path: Path,
+) -> None:
+    files = {"helpers.py": "X = 1\n"}
+    answers = [_move_plan([], [{"from": "helpers.py", "to": "text_helpers.py"},
+                               {"from": "helpers.py", "to": "../outside.py"}]),
+               _step('{"tool": "read", "args": {"path": "helpers.py"}}'),
+               _step('{"answer": "Nothing to do."}'),
+               _step('{"answer": "The request does not ask for a rename."}')]
+    with LlamaLike(answers) as server:
+        events = _run(tmp_path, server.base_url, "what is X in helpers.py?", files=files)
+        bodies = server.bodies
+    nudge = [m["content"] for m in bodies[3]["messages"] if m["role"] == "user"][-1]
+    # a rename out of the project is dropped from the plan; the other is asked once
+    assert "rename helpers.py to text_helpers.py." in nudge and "outside" not in nudge
+    assert "(mv helpers.py text_helpers.py)" in nudge
+    assert len(bodies) == 4 and events[-1].reason in ("finished", "unverified")
+    assert (tmp_path / "project" / "helpers.py").exists()
+    assert not (tmp_path / "project" / "text_helpers.py").exists()
