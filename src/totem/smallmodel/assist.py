@@ -143,7 +143,8 @@ class SmallModelAssist:
     @staticmethod
     def _plan_notice(plan: Plan) -> str:
         files = ", ".join(plan.files + plan.new_files) or "no file named"
-        moves = plan.moves()
+        moves = [f"delete {p}" for p in plan.delete] + [f"rename {a} to {b}"
+                                                        for a, b in plan.renames]
         return f"The model's plan: a {plan.kind} ({files})" + (
             f"; {', '.join(moves)}." if moves else ".")
 
@@ -307,7 +308,8 @@ class SmallModelAssist:
         undone_moves = [(a, b) for a, b in plan.renames if (root / a).exists()]
         if not undone and not undone_moves:
             return None
-        said = plan.moves()
+        said = [f"delete {p}" for p in plan.delete] + [f"rename {a} to {b}"
+                                                       for a, b in plan.renames]
         commands = [f"rm {shlex.quote(p)}" for p in undone] + [
             f"mv {shlex.quote(a)} {shlex.quote(b)}" for a, b in undone_moves]
         files = undone + [a for a, _ in undone_moves]

@@ -46,11 +46,6 @@ class Plan:
     renames: tuple[tuple[str, str], ...] = ()
     said: dict[str, Any] = field(default_factory=dict)  # the model's answer as it came
 
-    def moves(self) -> list[str]:
-        """The deletions and renames it plans, in words ("delete a.txt", "rename a to b")."""
-        return [f"delete {p}" for p in self.delete] + [f"rename {a} to {b}"
-                                                       for a, b in self.renames]
-
 
 def offered(files: Sequence[ProjectFile]) -> list[str]:
     """The paths the plan may name: the project's files, the shallowest first."""
