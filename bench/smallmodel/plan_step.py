@@ -53,9 +53,8 @@ def _arguments() -> argparse.Namespace:
     return parser.parse_args()
 
 
-def expected(task: Task, wording: str) -> tuple[str, set[str], set[str]]:
-    """(the kind the request is, the files the reference solution changes, those it
-    removes: deleted or renamed)."""
+def expected(task: Task, wording: str) -> tuple[str, set[str]]:
+    """(the kind the request is, the files the reference solution changes)."""
     with tempfile.TemporaryDirectory() as folder:
         root = Path(folder)
         task.materialise(root)
@@ -64,8 +63,7 @@ def expected(task: Task, wording: str) -> tuple[str, set[str], set[str]]:
                    if not (root / p).is_file() or (root / p).read_text("utf-8") != text}
         created = {str(p.relative_to(root)) for p in root.rglob("*")
                    if p.is_file() and str(p.relative_to(root)) not in task.files}
-        removed = {p for p in task.files if not (root / p).exists()}
-    return ("change" if changed or created else "question"), changed, removed
+    return ("change" if changed or created else "question"), changed
 
 
 async def ask(served_url: str, model_id: str, task: Task, wording: str) -> tuple[str, str]:
@@ -91,17 +89,12 @@ async def ask(served_url: str, model_id: str, task: Task, wording: str) -> tuple
                           if isinstance(e, TextChunk)])
         plan = parse_plan(answer.strip(), root, paths)
         named = {f.path for f in named_files(files, request_text)}
-    kind, changed, removed = expected(task, wording)
+    kind, changed = expected(task, wording)
     if plan is None:
         return answer, "no plan"
-    keep = set(task.wordings[wording].keep)
-    moved = set(plan.delete) | {old for old, _ in plan.renames}
-    if moved - removed:  # a deletion or rename the request did not ask for: harm
-        return answer, "moves!"
     if plan.kind != kind:
         return answer, f"kind {plan.kind}"
-    if removed - moved:
-        return answer, "no move"
+    keep = set(task.wordings[wording].keep)
     if kind == "change" and keep & set(plan.files):
         return answer, "keep!"
     missing = (changed | named) - keep - set(plan.files) - set(plan.new_files)
@@ -133,9 +126,7 @@ def main() -> int:
             for wording, seen in verdicts.items():
                 kinds = sum(v not in ("no plan",) and not v.startswith("kind") for v in seen)
                 print(f"  {wording:9} right kind {kinds}/{len(seen)}   all right "
-                      f"{seen.count('ok')}/{len(seen)}   kept file planned {seen.count('keep!')}"
-                      f"   wrong delete/rename {seen.count('moves!')}"
-                      f"   missed delete/rename {seen.count('no move')}")
+                      f"{seen.count('ok')}/{len(seen)}   kept file planned {seen.count('keep!')}")
     return 0
 
 

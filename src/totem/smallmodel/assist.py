@@ -18,8 +18,6 @@ the run did not make, twice at most; after a change the project's tests run, and
 goes back to the model (twice at most); an answer that claims a change no call made ends
 the run as `unverified`.
 
-A deletion or rename the model's own plan named and the run has not made is put back to it
-once, with the request, to do or to decline (the commands for what it planned, nothing else).
 Nothing here reads the request for what it asks (the plan is the model's word), and
 nothing here deletes, renames or overwrites: every call made here reads, lists or runs the
 project's tests, asked like any other.
@@ -27,7 +25,6 @@ project's tests, asked like any other.
 
 from __future__ import annotations
 
-import shlex
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -143,10 +140,7 @@ class SmallModelAssist:
     @staticmethod
     def _plan_notice(plan: Plan) -> str:
         files = ", ".join(plan.files + plan.new_files) or "no file named"
-        moves = [f"delete {p}" for p in plan.delete] + [f"rename {a} to {b}"
-                                                        for a, b in plan.renames]
-        return f"The model's plan: a {plan.kind} ({files})" + (
-            f"; {', '.join(moves)}." if moves else ".")
+        return f"The model's plan: a {plan.kind} ({files})."
 
     def _calls_ahead(self, files: list[ProjectFile], many: bool,
                      request: str) -> list[AheadCall]:
@@ -271,17 +265,9 @@ class SmallModelAssist:
             run.emit(Notice(notice))
             run.synthetic_user(nudge)
             return GO_ON, ""
-        moves = self._planned_moves_undone()
-        if moves is not None and "moves" not in self.said:
-            self.said.add("moves")
-            run.emit(Notice("The model planned to delete or rename a file and has not; "
-                            "asking it whether the request wants that."))
-            run.synthetic_user(moves.replace("{request}", request))
-            return GO_ON, ""
         changed = answers.ran_change(mine, run.tools, besides=frozenset(self.own))
-        # (a plan whose change was only a move, put to the model and declined, is done)
         if self.plan is not None and self.plan.kind == "change" and not changed \
-                and self.act_nudges < MAX_ACT_NUDGES and "moves" not in self.said:
+                and self.act_nudges < MAX_ACT_NUDGES:
             self.act_nudges += 1
             self.must_act = True
             run.emit(Notice("The model planned a change and made none; asking it to make it."))
@@ -296,26 +282,6 @@ class SmallModelAssist:
             run.emit(Notice(detail, "warning"))
             return "unverified", detail
         return None
-
-    def _planned_moves_undone(self) -> str | None:
-        """The nudge for the deletions and renames of the model's own plan that are not
-        made yet (the files still there), or None. Only the plan's words: totem suggests
-        nothing the model did not plan, and makes none of it itself."""
-        plan, root = self.plan, self.run.root
-        if plan is None or not (plan.delete or plan.renames):
-            return None
-        undone = [p for p in plan.delete if (root / p).exists()]
-        undone_moves = [(a, b) for a, b in plan.renames if (root / a).exists()]
-        if not undone and not undone_moves:
-            return None
-        said = [f"delete {p}" for p in plan.delete] + [f"rename {a} to {b}"
-                                                       for a, b in plan.renames]
-        commands = [f"rm {shlex.quote(p)}" for p in undone] + [
-            f"mv {shlex.quote(a)} {shlex.quote(b)}" for a, b in undone_moves]
-        files = undone + [a for a, _ in undone_moves]
-        return (text("planned_moves").replace("{moves}", "; ".join(said))
-                .replace("{undone}", ", ".join(files) + (" is" if len(files) == 1 else " are"))
-                .replace("{commands}", "; ".join(commands)))
 
     def _review(self, answer: str, request: str,
                 mine: list[Message]) -> tuple[str, str] | None:

@@ -5,18 +5,13 @@ What a request means is the model's to say, in any wording and any language. The
 can only be
 
     {"files": [a file of the project, ...], "new_files": [path, ...],
-     "delete": [a file of the project, ...], "rename": [{"from": a file, "to": path}, ...],
      "kind": "question" | "change"}
 
-with `files`, `delete` and `rename`'s `from` an enum of the project's real files (so it
-names nothing that is not there). totem checks `new_files` and `rename`'s `to` (inside the
-project, not existing yet), reads a planned deletion or rename as a change, and uses the
-plan so:
+with `files` an enum of the project's real files (so it names nothing that is not there).
+totem checks `new_files` (inside the project, not existing yet) and uses the plan so:
 the files are read for the model before its first step; for a question no step is offered
 a tool that changes a file; for a change the first step must be a call, and an answer with
-no change made is sent back; a deletion or rename the model planned and has not made is
-put to it once, in its own words (see smallmodel/assist.py). totem never deletes or renames
-anything itself.
+no change made is sent back (see smallmodel/assist.py).
 """
 
 from __future__ import annotations
@@ -33,7 +28,6 @@ from totem.smallmodel.surface import text
 __all__ = ["MAX_PLAN_FILES", "Plan", "parse_plan", "plan_prompt", "plan_schema"]
 
 MAX_PLAN_FILES = 3
-MAX_PLAN_MOVES = 2  # deletions, and renames, a plan may name
 MAX_ENUM_FILES = 200  # the project's files offered by name, the shallowest first
 
 
@@ -42,8 +36,6 @@ class Plan:
     kind: Literal["question", "change"]
     files: tuple[str, ...] = ()
     new_files: tuple[str, ...] = ()
-    delete: tuple[str, ...] = ()
-    renames: tuple[tuple[str, str], ...] = ()
     said: dict[str, Any] = field(default_factory=dict)  # the model's answer as it came
 
 
@@ -55,25 +47,18 @@ def offered(files: Sequence[ProjectFile]) -> list[str]:
 
 def plan_schema(paths: Sequence[str]) -> dict[str, Any]:
     files: dict[str, Any] = {"type": "array", "maxItems": MAX_PLAN_FILES}
-    delete: dict[str, Any] = {"type": "array", "maxItems": MAX_PLAN_MOVES}
-    rename: dict[str, Any] = {"type": "array", "maxItems": MAX_PLAN_MOVES, "items": {
-        "type": "object", "properties": {"from": {"type": "string"}, "to": {"type": "string"}},
-        "required": ["from", "to"], "additionalProperties": False}}
     if paths:
-        files["items"] = delete["items"] = {"enum": list(paths)}
-        rename["items"]["properties"]["from"] = {"enum": list(paths)}
+        files["items"] = {"enum": list(paths)}
     else:
-        files["maxItems"] = delete["maxItems"] = rename["maxItems"] = 0
+        files["maxItems"] = 0
     return {
         "type": "object",
         "properties": {
             "files": files,
             "new_files": {"type": "array", "items": {"type": "string"}, "maxItems": 2},
-            "delete": delete,
-            "rename": rename,
             "kind": {"enum": ["question", "change"]},
         },
-        "required": ["files", "new_files", "delete", "rename", "kind"],
+        "required": ["files", "new_files", "kind"],
         "additionalProperties": False,
     }
 
@@ -98,23 +83,12 @@ def parse_plan(answer: str, root: Path, paths: Sequence[str]) -> Plan | None:
     files = tuple(dict.fromkeys(
         f for f in said.get("files") or [] if isinstance(f, str) and f in known
     ))[:MAX_PLAN_FILES]
-    new = [p.strip() for p in said.get("new_files") or [] if _new_path(p, root, known)]
-    delete = tuple(dict.fromkeys(
-        f for f in said.get("delete") or [] if isinstance(f, str) and f in known
-    ))[:MAX_PLAN_MOVES]
-    renames = tuple(
-        (m["from"], m["to"].strip()) for m in said.get("rename") or []
-        if isinstance(m, dict) and m.get("from") in known and _new_path(m.get("to"), root, known)
-    )[:MAX_PLAN_MOVES]
-    # the model's own fields say a file changes: its plan is a change, whatever its kind said
-    kind: Literal["question", "change"] = (
-        "change" if delete or renames or said["kind"] == "change" else "question")
-    return Plan(kind, files, tuple(new), delete, renames, said)
-
-
-def _new_path(path: object, root: Path, known: set[str]) -> bool:
-    """Whether `path` may be made: inside the project, not there yet."""
-    if not isinstance(path, str) or not path.strip() or path.strip() in known:
-        return False
-    target = (root / path.strip()).resolve()
-    return root.resolve() in target.parents and not target.exists()
+    base = root.resolve()
+    new: list[str] = []
+    for path in said.get("new_files") or []:
+        if not isinstance(path, str) or not path.strip() or path in known:
+            continue
+        target = (root / path).resolve()
+        if base in target.parents and not target.exists():
+            new.append(path.strip())
+    return Plan(said["kind"], files, tuple(new), said)
