@@ -23,7 +23,7 @@ from pathlib import Path
 from totem.abort import AbortSignal
 from totem.policy.permission import PermissionService
 from totem.sandbox.backend import available
-from totem.sandbox.settings import SandboxMode, SandboxSettings
+from totem.settings.sandbox import SandboxMode, SandboxSettings
 from totem.tools.base import ToolContext, ToolSettings, parse_arguments
 from totem.tools.bash import Bash
 

@@ -100,6 +100,27 @@ def test_no_import_cycle() -> None:
     assert _cycles() == []
 
 
+BOTTOM = ("totem.settings", "totem.messages", "totem.events", "totem.abort")
+
+
+def test_settings_and_the_data_model_import_nothing_above_them() -> None:
+    """docs/architecture.md: each layer imports only from those below it. settings/ and the
+    data model are the bottom: they import only each other."""
+    def below(module: str) -> bool:
+        return any(module == b or module.startswith(b + ".") for b in BOTTOM)
+
+    upward = {module: sorted(t for t in targets if not below(t))
+              for module, targets in GRAPH.items() if below(module)}
+    assert {m: t for m, t in upward.items() if t} == {}
+
+
+def test_the_sandbox_imports_only_settings() -> None:
+    """sandbox/ sits below tools/: it imports only settings/ and the data model."""
+    for module, targets in GRAPH.items():
+        if module.startswith("totem.sandbox"):
+            assert all(t.startswith(("totem.sandbox", *BOTTOM)) for t in targets), module
+
+
 def test_the_web_does_not_import_the_cli() -> None:
     assert _importers("totem.server", "totem.cli") == []
 

@@ -10,7 +10,7 @@ from pathlib import Path
 
 from totem.abort import AbortSignal
 from totem.policy.permission import PermissionService
-from totem.sandbox.settings import SandboxSettings
+from totem.settings.sandbox import SandboxSettings
 from totem.tools.base import ToolContext, ToolSettings, parse_arguments
 from totem.tools.bash import Bash
 

@@ -20,7 +20,7 @@ from tests.support.sandbox import PRIVATE_KEY, STORED_KEY
 from tests.support.tool_calls import call_tool, tool_context
 from totem.policy.permission import Mode, PermissionDenied, Rule
 from totem.sandbox.pids import pids_cgroup
-from totem.sandbox.settings import SandboxSettings
+from totem.settings.sandbox import SandboxSettings
 from totem.tools.base import ToolContext, ToolResult, ToolSettings, parse_arguments
 from totem.tools.bash import Bash
 from totem.tools.process import ProcessManager, ProcessTool

@@ -13,8 +13,8 @@ from totem.sandbox.bwrap import bwrap_argv
 from totem.sandbox.plan import SandboxPlan, make_plan
 from totem.sandbox.seatbelt import quoted, seatbelt_argv, seatbelt_profile
 from totem.sandbox.secrets import filtered_environment, hidden_places
-from totem.sandbox.settings import SandboxConfigError, SandboxSettings, parse_sandbox
 from totem.settings.config import ConfigError, load_config
+from totem.settings.sandbox import SandboxConfigError, SandboxSettings, parse_sandbox
 
 
 def plan(tmp_path: Path, **more: object) -> SandboxPlan:

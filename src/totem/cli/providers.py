@@ -137,8 +137,8 @@ def _templates(args: argparse.Namespace) -> int:
 
 
 def _add(args: argparse.Namespace) -> int:
+    from totem.providers.admin import add_provider
     from totem.providers.catalog.templates import template
-    from totem.settings.provider_admin import add_provider
 
     try:
         tpl = template(args.template)
@@ -159,7 +159,7 @@ def _add(args: argparse.Namespace) -> int:
 def _remove(args: argparse.Namespace) -> int:
     from pathlib import Path
 
-    from totem.settings.provider_admin import remove_provider
+    from totem.providers.admin import remove_provider
 
     removed = remove_provider(args.name, root=Path.cwd())
     extra = " and its stored key" if removed.key_forgotten else ""

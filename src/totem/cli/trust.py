@@ -39,9 +39,9 @@ def describe(root: Path, items: list[str]) -> str:
 
 
 def trust_command(args: argparse.Namespace) -> int:
+    from totem.session.trust_items import trust_items
     from totem.settings.config import ConfigError
     from totem.settings.trust import forget, remember, trust_file, trusted_folders
-    from totem.settings.trust_items import trust_items
 
     if args.list:
         folders = trusted_folders()
@@ -98,7 +98,7 @@ def settle_trust(root: Path, *, trust: bool, interactive: bool) -> None:
         return
     if not interactive:
         return
-    from totem.settings.trust_items import trust_items
+    from totem.session.trust_items import trust_items
 
     items = trust_items(root)
     if items:

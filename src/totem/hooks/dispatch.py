@@ -13,9 +13,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from totem.hooks.config import CLAUDE_NAMES, HookEvent, HookSpec
 from totem.hooks.process import run_hook
 from totem.hooks.verdict import HookVerdict, verdict
+from totem.settings.hooks import CLAUDE_NAMES, HookEvent, HookSpec
 
 __all__ = ["HookOutcome", "Hooks"]
 

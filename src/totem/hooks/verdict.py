@@ -15,8 +15,8 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
-from totem.hooks.config import HookSpec
 from totem.hooks.process import HookRun
+from totem.settings.hooks import HookSpec
 
 __all__ = ["HookVerdict", "verdict"]
 

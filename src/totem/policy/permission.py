@@ -18,6 +18,7 @@ from typing import Literal, Protocol, TypeAlias
 
 from totem.events import Event, PermissionAsked
 from totem.messages import new_id
+from totem.settings.rules import Action, Rule
 
 __all__ = [
     "DEFAULT_RULES",
@@ -32,16 +33,8 @@ __all__ = [
     "matches",
 ]
 
-Action: TypeAlias = Literal["allow", "ask", "deny"]
 Mode: TypeAlias = Literal["interactive", "yes", "headless"]
 ReplyKind: TypeAlias = Literal["once", "always", "reject"]
-
-
-@dataclass(frozen=True, slots=True)
-class Rule:
-    permission: str
-    pattern: str
-    action: Action
 
 
 @dataclass(frozen=True, slots=True)

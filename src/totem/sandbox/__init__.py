@@ -1,6 +1,8 @@
 """The OS sandbox for commands (bash, process): what they may read, write and reach.
 
-    settings.py   the `sandbox:` config and `--sandbox`: read-only | workspace-write | off
+Its settings (the `sandbox:` config and `--sandbox`: read-only | workspace-write | off) are
+settings/sandbox.py.
+
     secrets.py    the one list of hidden places and the one list of secret variables
     plan.py       what one command may do in one project
     bwrap.py      Linux: the plan as a bubblewrap command line

@@ -22,7 +22,7 @@ from pathlib import Path
 
 from totem.sandbox.pids import pids_cgroup
 from totem.sandbox.secrets import hidden_places
-from totem.sandbox.settings import SandboxMode, SandboxSettings
+from totem.settings.sandbox import SandboxMode, SandboxSettings
 
 __all__ = ["PROTECTED", "SandboxPlan", "make_plan", "private_temp"]
 

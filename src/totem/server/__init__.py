@@ -110,7 +110,7 @@ def _warm() -> None:
     for name in ("yaml", "totem.session.service", "totem.session.commands",
                  "totem.agents.definitions", "totem.agents.saved", "totem.providers.registry",
                  "totem.providers.catalog.catalogue", "totem.providers.listing",
-                 "totem.settings.provider_admin", "totem.settings.user_config",
+                 "totem.providers.admin", "totem.settings.user_config",
                  "totem.tools.registry"):
         importlib.import_module(name)
 

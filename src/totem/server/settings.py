@@ -1,6 +1,6 @@
 """Settings for the page: providers (add from a template, "Other", test, remove, detect) and
 the models table. The work is done where `totem providers` / `totem models` have it done
-(settings/provider_admin.py, settings/keys.py, providers/listing.py); this module only
+(providers/admin.py, settings/keys.py, providers/listing.py); this module only
 adapts it to JSON.
 
 A key typed into the page goes to the key store (keys.json, mode 0600) and the configuration
@@ -55,7 +55,7 @@ def add_provider(
 ) -> str:
     """Add a provider to the user configuration, as `totem providers add` does; the message
     says what was done. ValueError (or ConfigError) says what is wrong, for a person."""
-    from totem.settings import provider_admin
+    from totem.providers import admin as provider_admin
 
     added = provider_admin.add_provider(template_id, name=name, url=url, key=key,
                                         key_env=key_env, replace=replace)
@@ -65,7 +65,7 @@ def add_provider(
 
 def remove_provider(name: str) -> str:
     """Remove a provider of the user configuration (and its stored key, if no other uses it)."""
-    from totem.settings import provider_admin
+    from totem.providers import admin as provider_admin
 
     removed = provider_admin.remove_provider(name)
     return f"Removed {removed.name}" + (" and its stored key." if removed.key_forgotten else ".")

@@ -160,8 +160,8 @@ class ServerState:
 
     def trust(self) -> dict[str, Any]:
         """Whether the project's own config counts, and what it would change if trusted."""
+        from totem.session.trust_items import trust_items
         from totem.settings.trust import is_trusted
-        from totem.settings.trust_items import trust_items
 
         trusted = is_trusted(self.root)
         try:

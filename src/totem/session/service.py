@@ -133,7 +133,7 @@ class SessionService:
     def _trust_notice(self, ignored_servers: list[str]) -> None:
         """One notice for what the untrusted project's config would change, one for what a
         project may never change."""
-        from totem.settings.trust_items import agent_settings, refused_notice, untrusted_notice
+        from totem.session.trust_items import agent_settings, refused_notice, untrusted_notice
 
         ignored = [*self.config.ignored, *ignored_servers]
         if not self.trusted:

@@ -49,16 +49,16 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
-from totem.hooks.config import HookSpec, parse_hooks
-from totem.policy.permission import Action, Rule
-from totem.sandbox.settings import SandboxSettings
 from totem.settings.config_trust import rule_items
 from totem.settings.errors import ConfigError
+from totem.settings.hooks import HookSpec, parse_hooks
 from totem.settings.integrations import Integrations, parse_integrations
 from totem.settings.lsp import LspSettings, parse_lsp
 from totem.settings.paths import cache_dir, config_dir
+from totem.settings.rules import Action, Rule
+from totem.settings.sandbox import SandboxSettings
 from totem.settings.secret import Secret
-from totem.tools.base import ToolSettings
+from totem.settings.tools import ToolSettings
 
 __all__ = ["Config", "ConfigError", "KnowledgeSettings", "ProviderConfig", "Secret", "load_config",
            "read_config_file"]
@@ -164,7 +164,7 @@ def _merge(base: dict[str, Any], over: dict[str, Any]) -> dict[str, Any]:
                 hooks[event] = [*(hooks.get(event) or []), *(items or [])]
             out[key] = hooks
         elif key == "sandbox":
-            from totem.sandbox.settings import merge_sandbox
+            from totem.settings.sandbox import merge_sandbox
 
             out[key] = merge_sandbox(base.get(key), value)
         elif isinstance(value, dict) and isinstance(out.get(key), dict):
@@ -217,7 +217,7 @@ def _tool_settings(spec: dict[str, Any]) -> ToolSettings:
 
 
 def _sandbox(value: Any) -> SandboxSettings:
-    from totem.sandbox.settings import SandboxConfigError, parse_sandbox
+    from totem.settings.sandbox import SandboxConfigError, parse_sandbox
 
     try:
         return parse_sandbox(value)

@@ -121,7 +121,7 @@ CONFIG_SCHEMA = Keys({
     "mcp": OneOf((MapOf(MCP_SERVER), Scalar((type(None),), "a mapping of servers"))),
     "hooks": _HOOKS,
     "lsp": OneOf((FLAG, MapOf(LSP_SERVER))),  # language servers after edits (settings/lsp.py)
-    # the OS sandbox of bash and process (totem.sandbox.settings)
+    # the OS sandbox of bash and process (totem.settings.sandbox)
     "sandbox": OneOf((_SANDBOX_MODE, Keys({"mode": _SANDBOX_MODE, "network": TEXTS,
                                            "hidden": TEXTS, "processes": WHOLE}))),
 })

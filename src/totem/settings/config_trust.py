@@ -127,7 +127,7 @@ def restrict_untrusted(
     if kept_tools:
         kept["tools"] = kept_tools
     if "sandbox" in project:
-        from totem.sandbox.settings import SandboxConfigError, narrow_untrusted
+        from totem.settings.sandbox import SandboxConfigError, narrow_untrusted
 
         try:
             sandbox, said = narrow_untrusted(project["sandbox"], user.get("sandbox"))

@@ -24,7 +24,7 @@ from totem.messages import ImageBlock
 from totem.policy.permission import PermissionDenied, PermissionService
 from totem.policy.questions import QuestionService
 from totem.providers.base import ToolSpec
-from totem.sandbox.settings import SandboxSettings
+from totem.settings.tools import ToolSettings
 from totem.tools.files import DiskFiles, FileAccess
 from totem.tools.state import SessionState
 
@@ -65,22 +65,6 @@ class ToolResult:
     title: str = ""
     images: list[ImageBlock] = field(default_factory=list)
     is_error: bool = False  # it ran, and failed (a command's non-zero exit)
-
-
-@dataclass(slots=True)
-class ToolSettings:
-    bash_timeout: float = 120.0
-    bash_max_timeout: float = 600.0
-    output_limit: int = 30_000  # characters kept of a tool's output
-    forbidden_commands: list[str] = field(default_factory=list)
-    shell: str = "/bin/bash"
-    websearch_url: str | None = None  # a SearXNG URL; without one there is no websearch tool
-    # tokens the MCP tools' definitions may take before they are offered by name only;
-    # None: 2,000, and no more than a tenth of the model's window
-    mcp_schema_budget: int | None = None
-    # bash and process's sandbox: off in settings made in code; the config's default (what
-    # load_config gives) is workspace-write
-    sandbox: SandboxSettings = field(default_factory=lambda: SandboxSettings(mode="off"))
 
 
 class SnapshotSink(Protocol):
