@@ -175,9 +175,10 @@ def _plan(kind: str, *files: str) -> Answer:
 
 
 def test_the_plan_is_asked_first_and_its_files_are_read_ahead(tmp_path: Path) -> None:
+    readme = "# Marmalade\n\nA tiny marmalade-making library.\n"
     answers = [_plan("change", "README.md"),
-               _step('{"tool": "edit", "args": {"path": "README.md", "old_string": "jam", '
-                     '"new_string": "marmalade"}}'),
+               _step(json.dumps({"tool": "write", "args": {"path": "README.md",
+                                                            "content": readme}})),
                _step('{"answer": "Done: README.md says marmalade-making."}')]
     with LlamaLike(answers) as server:
         events = _run(tmp_path, server.base_url, "the readme should say marmalade, not jam",
@@ -195,8 +196,11 @@ def test_the_plan_is_asked_first_and_its_files_are_read_ahead(tmp_path: Path) ->
     # a change was planned: the first step may not be an answer
     options = bodies[1]["response_format"]["json_schema"]["schema"]["anyOf"]
     assert all("tool" in o["properties"] for o in options)
+    # the planned file is short: it is written whole, and edit is not offered
+    offered = [o["properties"]["tool"]["const"] for o in options]
+    assert "write" in offered and "edit" not in offered
     assert "answer" in json.dumps(bodies[2]["response_format"])
-    assert [s.name for s in _of(events, ToolStart)][-1] == "edit"
+    assert [s.name for s in _of(events, ToolStart)][-1] == "write"
     assert "marmalade-making" in (tmp_path / "project" / "README.md").read_text()
     assert any("The model's plan: a change (README.md)" in n.text for n in _of(events, Notice))
     assert isinstance(events[-1], RunFinished) and events[-1].reason == "finished"
@@ -264,12 +268,12 @@ def test_after_a_change_the_project_s_tests_run_and_their_failure_goes_back(
              "test_slug.py": "from slug import slug\n\n\ndef test_lower():\n"
                              "    assert slug('A B') == 'a-b'\n"}
     fixed = "def slug(s):\n    return s.lower().replace(' ', '-')\n"
-    edit_test = {"tool": "edit", "args": {"path": "test_slug.py", "old_string": "'a-b'",
-                                          "new_string": "'A-B'"}}
+    edit_test = {"tool": "write", "args": {"path": "test_slug.py", "content":
+                                           files["test_slug.py"].replace("'a-b'", "'A-B'")}}
+    stripped = "def slug(s):\n    return s.strip().replace(' ', '-')\n"
     answers = [_plan("change", "slug.py"),
-               _step(json.dumps({"tool": "edit", "args": {
-                   "path": "slug.py", "old_string": "s.replace",
-                   "new_string": "s.strip().replace"}})),
+               _step(json.dumps({"tool": "write", "args": {
+                   "path": "slug.py", "content": stripped}})),
                _step('{"answer": "Fixed."}'),
                _step(json.dumps(edit_test)),
                _step(json.dumps({"tool": "write",
@@ -284,8 +288,51 @@ def test_after_a_change_the_project_s_tests_run_and_their_failure_goes_back(
     assert [r.is_error for r in runs][0] is True and runs[-1].is_error is False
     nudge = [m["content"] for m in bodies[3]["messages"] if m["role"] == "user"][-1]
     assert "The tests are correct, don't try and change them." in nudge
-    refused = [e for e in ends if e.name == "edit" and "is a test, and the tests are correct"
+    refused = [e for e in ends if e.name == "write" and "is a test, and the tests are correct"
                in e.output]
     assert refused, [e.output for e in ends]
     assert (tmp_path / "project" / "slug.py").read_text() == fixed
     assert events[-1].reason == "finished"
+
+
+def test_a_long_planned_file_keeps_edit_on_offer(tmp_path: Path) -> None:
+    long = "".join(f"LINE_{i} = {i}\n" for i in range(200))
+    answers = [_plan("change", "consts.py"),
+               _step(json.dumps({"tool": "edit", "args": {
+                   "path": "consts.py", "old_string": "LINE_7 = 7", "new_string": "LINE_7 = 8"}})),
+               _step('{"answer": "LINE_7 is 8."}')]
+    with LlamaLike(answers) as server:
+        events = _run(tmp_path, server.base_url, "LINE_7 should be 8",
+                      files={"consts.py": long})
+        options = server.bodies[1]["response_format"]["json_schema"]["schema"]["anyOf"]
+    assert "edit" in [o["properties"]["tool"]["const"] for o in options]
+    assert "LINE_7 = 8\n" in (tmp_path / "project" / "consts.py").read_text()
+    assert events[-1].reason == "finished"
+
+
+def test_a_change_that_drops_a_name_the_tests_import_is_told_to_the_model(
+    tmp_path: Path,
+) -> None:
+    # the 1.5B, asked to write `abbreviate`, renamed it and left its body empty
+    files = {"acronym.py": "def abbreviate(words):\n    pass\n",
+             "acronym_test.py": "from acronym import (\n    abbreviate,\n)\n\n\n"
+                                "def test_png():\n    assert abbreviate('P N G') == 'PNG'\n"}
+    renamed = "def create_acronym(words):\n    pass\n"
+    fixed = "def abbreviate(words):\n    return ''.join(w[0] for w in words.split())\n"
+    answers = [_plan("change", "acronym.py"),
+               _step(json.dumps({"tool": "write", "args": {"path": "acronym.py",
+                                                            "content": renamed}})),
+               _step(json.dumps({"tool": "write", "args": {"path": "acronym.py",
+                                                            "content": fixed}})),
+               _step('{"answer": "abbreviate is written."}')]
+    with LlamaLike(answers) as server:
+        events = _run(tmp_path, server.base_url, "implement the stub",
+                      files=files, options={"read_ahead": True})
+        bodies = server.bodies
+    told = [m["content"] for m in bodies[2]["messages"] if m["role"] == "user"][-1]
+    assert "acronym_test.py imports abbreviate from acronym.py" in told
+    assert "If the request did not ask to rename or remove these" in told
+    later = [m["content"] for m in bodies[3]["messages"] if m["role"] == "user"][-1]
+    assert "no longer defines" not in later  # the fixed file defines it again
+    assert (tmp_path / "project" / "acronym.py").read_text() == fixed
+    assert any("removed names other files import" in n.text for n in _of(events, Notice))

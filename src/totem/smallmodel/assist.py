@@ -9,7 +9,9 @@ Before its first step:
      for a change, the project's tests (their failure is where a fix starts);
   3. the misspellings codespell knows in the files read, as a note.
 During the run: for a question, no step is offered a tool that changes a file; for a
-change, the first step must be a call. A few calls are refused before they run: an edit
+change, the first step must be a call, and when the files it plans (tests aside) are short,
+they are written whole (edit is not offered: Aider's `whole` format). After a change of a
+Python module, names other files import from it that it no longer defines are told. A few calls are refused before they run: an edit
 the run already made word for word, a whole-file write that drops most of an existing
 file, and, after the tests failed, a change of a test file the plan did not name.
 After an answer without calls: an answer copied from the instructions, given without
@@ -63,6 +65,10 @@ MIN_REQUEST_WORDS = 3
 MIN_KEPT = 1 / 3  # a whole-file write must keep this share of an existing file's lines
 MIN_LENGTH = 2 / 3  # and be at least this long: the 1.5B "added an import" by writing 2 of 6
 MIN_LINES_GUARDED = 2  # of a one-line file, a write may keep nothing
+# A change whose planned files (tests aside) are all this short is made by writing the whole
+# file, as Aider's `whole` format does (well-formed even on the 0.5B): edit is not offered.
+# The 1.5B, given edit on a 2-line stub, renamed the function three times and wrote no body.
+WHOLE_FILE_LINES = 120
 
 
 def budget_for(window: int | None) -> int:
@@ -104,6 +110,8 @@ class SmallModelAssist:
         self.test_runs = 0
         self.tests_failed = False
         self.test_command: str | None = None
+        self.whole_files = False  # the change is made with whole-file writes (no edit)
+        self.originals: dict[str, str] = {}  # a changed file's text before this run changed it
 
     # before the first step --------------------------------------------------------------
 
@@ -123,6 +131,7 @@ class SmallModelAssist:
         self.own.update(p.call_id for p in parts)
         self._tell_spelling(files, parts)
         self.must_act = self.plan is not None and self.plan.kind == "change"
+        self.whole_files = self._short_change(files)
 
     async def _ask_plan(self, files: list[ProjectFile], request: str) -> Plan | None:
         paths = offered(files)
@@ -136,6 +145,17 @@ class SmallModelAssist:
                 raise
             return None
         return parse_plan(answer.strip(), self.run.root, paths)
+
+    def _short_change(self, files: Sequence[ProjectFile]) -> bool:
+        """A change whose planned files, tests aside, exist and are all short; the model
+        then writes each whole (see WHOLE_FILE_LINES)."""
+        plan = self.plan
+        if plan is None or plan.kind != "change" or "write" not in self.run.tools:
+            return False
+        by_path = {f.path: f for f in files}
+        code = [by_path[p] for p in plan.files if p in by_path and not is_test_file(p)]
+        return bool(code) and all(
+            len(f.text.splitlines()) <= WHOLE_FILE_LINES for f in code)
 
     @staticmethod
     def _plan_notice(plan: Plan) -> str:
@@ -189,12 +209,15 @@ class SmallModelAssist:
         answer = not self.must_act
         self.must_act = False
         question = self.plan is not None and self.plan.kind == "question"
-        return StepHold(answer=answer, withheld=CHANGING if question else frozenset())
+        withheld = (CHANGING if question
+                    else frozenset({"edit"}) if self.whole_files else frozenset())
+        return StepHold(answer=answer, withheld=withheld)
 
     def refusal(self, name: str, args: Mapping[str, Any]) -> str | None:
         path = args.get("path")
         if name not in CHANGING or not isinstance(path, str):
             return None
+        self._keep_original(path)
         refused = (self._made_already(args) if name == "edit"
                    else self._drops_most(path, args.get("content")) if name == "write"
                    else None)
@@ -204,6 +227,13 @@ class SmallModelAssist:
             return (f"Refused: {path} is a test, and the tests are correct. Change the code "
                     "they test so that they pass, not the test.")
         return None
+
+    def _keep_original(self, path: str) -> None:
+        if path not in self.originals:
+            try:
+                self.originals[path] = (self.run.root / path).read_text(encoding="utf-8")
+            except (OSError, UnicodeDecodeError, ValueError):
+                return
 
     def _may_change_test(self, path: str) -> bool:
         planned = self.plan is not None and path in self.plan.files + self.plan.new_files
@@ -227,12 +257,13 @@ class SmallModelAssist:
 
     def _drops_most(self, path: str, content: object) -> str | None:
         """A whole-file write that keeps too little of an existing file (small models write
-        only the new line, and the rest is lost); a file the run made may be written again."""
+        only the new line, and the rest is lost). What is kept is measured against the file
+        as it was before this run changed it: the person's lines, not the model's own (a file
+        the run made may be written again)."""
         if not isinstance(content, str) or self.run.runner.read_first.made_here(path):
             return None
-        try:
-            before = (self.run.root / path).read_text(encoding="utf-8")
-        except (OSError, UnicodeDecodeError, ValueError):
+        before = self.originals.get(path)
+        if before is None:
             return None
         old = [line.strip() for line in before.splitlines() if line.strip()]
         if len(old) < MIN_LINES_GUARDED:
@@ -248,7 +279,26 @@ class SmallModelAssist:
                 "included, or change one part with edit.")
 
     def after_calls(self, parts: Sequence[ToolPart]) -> None:
-        return None
+        """After a change of a Python module: the names other files of the project import
+        from it that it no longer defines, told to the model (it goes on as it chooses)."""
+        changed = [str((p.input or {}).get("path")) for p in parts
+                   if p.name in CHANGING and p.state == "completed"
+                   and p.call_id not in self.own]
+        changed = [path for path in dict.fromkeys(changed) if path.endswith(".py")]
+        if not changed:
+            return
+        from totem.smallmodel.imports_check import missing_imports
+
+        files = text_files(self.run.root)[0]
+        by_path = {f.path: f.text for f in files}
+        lost = [(path, user, name) for path in changed if path in by_path
+                for user, name in missing_imports(path, by_path[path], files)]
+        if lost:
+            lines = "\n".join(f"- {user} imports {name} from {path}, which {path} no longer "
+                              "defines." for path, user, name in lost[:6])
+            self.run.emit(Notice("The change removed names other files import; telling the "
+                                 "model."))
+            self.run.synthetic_user(text("lost_names").replace("{lines}", lines))
 
     # after an answer ------------------------------------------------------------------------
 
@@ -271,7 +321,11 @@ class SmallModelAssist:
             self.act_nudges += 1
             self.must_act = True
             run.emit(Notice("The model planned a change and made none; asking it to make it."))
-            run.synthetic_user(text("act").replace("{request}", request))
+            how = ("write the file whole, with every line it keeps and your change in it"
+                   if self.whole_files else
+                   "edit a file you have read (old_string copied exactly from it, new_string "
+                   "the new text), or write a file whole")
+            run.synthetic_user(text("act").replace("{request}", request).replace("{how}", how))
             return GO_ON, ""
         if changed and await self._tests_fail(request):
             return GO_ON, ""
