@@ -336,3 +336,23 @@ def test_a_change_that_drops_a_name_the_tests_import_is_told_to_the_model(
     assert "no longer defines" not in later  # the fixed file defines it again
     assert (tmp_path / "project" / "acronym.py").read_text() == fixed
     assert any("removed names other files import" in n.text for n in _of(events, Notice))
+
+
+def test_a_question_whose_plan_names_a_test_file_gets_the_tests_run_ahead(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import os
+    import sys
+
+    monkeypatch.setenv("PATH", f"{Path(sys.executable).parent}:{os.environ['PATH']}")
+    tests = "".join(f"def test_ok_{i}():\n    assert True\n\n\n" for i in range(3))
+    tests += "def test_bad():\n    assert 1 == 2\n"
+    answers = [_plan("question", "test_arith.py"), _step('{"answer": "1 test fails."}')]
+    with LlamaLike(answers) as server:
+        events = _run(tmp_path, server.base_url, "wie viele Tests schlagen fehl?",
+                      files={"test_arith.py": tests})
+        first = json.dumps(server.bodies[1]["messages"])
+    [run] = [e for e in _of(events, ToolStart) if e.name == "bash"]
+    assert "--tb=no" in run.input["command"]
+    assert "1 failed, 3 passed" in first
+    assert events[-1].reason == "finished"

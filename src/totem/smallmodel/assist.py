@@ -6,14 +6,16 @@ Before its first step:
   2. reading ahead, as real calls of totem's own: a listing of the project, the files the
      request names (paths that exist), the files of the plan, every file when the project
      is small; where the names the request mentions that the project defines are used;
-     for a change, the project's tests (their failure is where a fix starts);
+     for a change, the project's tests (their failure is where a fix starts), and for a
+     question whose plan names a test file, their brief output;
   3. the misspellings codespell knows in the files read, as a note.
 During the run: for a question, no step is offered a tool that changes a file; for a
 change, the first step must be a call, and when the files it plans (tests aside) are short,
 they are written whole (edit is not offered: Aider's `whole` format). After a change of a
-Python module, names other files import from it that it no longer defines are told. A few calls are refused before they run: an edit
-the run already made word for word, a whole-file write that drops most of an existing
-file, and, after the tests failed, a change of a test file the plan did not name.
+Python module, names other files import from it that it no longer defines are told. A few
+calls are refused before they run: an edit the run already made word for word, a whole-file
+write that drops most of an existing file, and, after the tests failed, a change of a test
+file the plan did not name.
 After an answer without calls: an answer copied from the instructions, given without
 looking, or naming paths the project lacks is sent back once; a change the plan said and
 the run did not make, twice at most; after a change the project's tests run, and a failure
@@ -187,12 +189,24 @@ class SmallModelAssist:
         defined = defined_names(files)
         for name in [n for n in defined if distinctive(n) and mentioned(n, request)][:MAX_GREPS]:
             calls.append(AheadCall("grep", {"pattern": name}))
-        command = project_test_command(run.root)
-        if command and self.plan is not None and self.plan.kind == "change" \
-                and "bash" in run.tools:
-            self.test_command = command
-            calls.append(AheadCall("bash", {"command": _bounded(command)}))
+        calls += self._tests_ahead()
         return [c for c in calls if c.name in run.tools]
+
+    def _tests_ahead(self) -> list[AheadCall]:
+        """The project's tests, run ahead: for a change (their failure is where a fix
+        starts), and for a question whose plan names a test file (what they say is the
+        answer; briefly, the failed tests' names and the count)."""
+        plan, run = self.plan, self.run
+        if plan is None or "bash" not in run.tools:
+            return []
+        if plan.kind == "change":
+            command = project_test_command(run.root)
+            self.test_command = command
+        elif any(is_test_file(p) for p in plan.files):
+            command = project_test_command(run.root, brief=True)
+        else:
+            return []
+        return [AheadCall("bash", {"command": _bounded(command)})] if command else []
 
     def _tell_spelling(self, files: list[ProjectFile], parts: Sequence[ToolPart]) -> None:
         from totem.smallmodel.spelling import spelling_note
