@@ -356,3 +356,27 @@ def test_a_question_whose_plan_names_a_test_file_gets_the_tests_run_ahead(
     assert "--tb=no" in run.input["command"]
     assert "1 failed, 3 passed" in first
     assert events[-1].reason == "finished"
+
+
+def test_the_parts_the_plan_names_are_put_back_before_the_model_works(tmp_path: Path) -> None:
+    plan = {"files": ["README.md"], "new_files": [], "kind": "question",
+            "parts": ["list the files", "  say what the   project does "]}
+    answers = [_step(json.dumps(plan)), _step('{"answer": "README.md: a jam library."}')]
+    with LlamaLike(answers) as server:
+        _run(tmp_path, server.base_url, "files? and what is it")
+        bodies = server.bodies
+    schema = bodies[0]["response_format"]["json_schema"]["schema"]
+    assert list(schema["properties"]) == ["files", "new_files", "kind", "parts"]
+    told = [m["content"] for m in bodies[1]["messages"] if m["role"] == "user"][-1]
+    assert told.startswith("The request asks for 2 things.")
+    assert "1. list the files\n2. say what the project does" in told
+
+
+def test_one_part_is_not_put_back(tmp_path: Path) -> None:
+    plan = {"files": ["README.md"], "new_files": [], "kind": "question",
+            "parts": ["say what the project does"]}
+    answers = [_step(json.dumps(plan)), _step('{"answer": "A jam library."}')]
+    with LlamaLike(answers) as server:
+        _run(tmp_path, server.base_url, "what is it")
+        bodies = server.bodies
+    assert "The request asks for" not in json.dumps(bodies[1]["messages"])

@@ -127,11 +127,13 @@ class SmallModelAssist:
         if self.plan is not None:
             run.emit(Notice(self._plan_notice(self.plan)))
         calls = self._calls_ahead(files, many, request)
+        if calls:
+            parts = await run.make_calls(calls)
+            self.own.update(p.call_id for p in parts)
+            self._tell_spelling(files, parts)
+        self._tell_parts()
         if not calls:
             return
-        parts = await run.make_calls(calls)
-        self.own.update(p.call_id for p in parts)
-        self._tell_spelling(files, parts)
         self.must_act = self.plan is not None and self.plan.kind == "change"
         self.whole_files = self._short_change(files)
 
@@ -207,6 +209,14 @@ class SmallModelAssist:
         else:
             return []
         return [AheadCall("bash", {"command": _bounded(command)})] if command else []
+
+    def _tell_parts(self) -> None:
+        """The things the plan says the request asks for, when there are several."""
+        if self.plan is None or len(self.plan.parts) < 2:
+            return
+        listed = "\n".join(f"{i}. {part}" for i, part in enumerate(self.plan.parts, 1))
+        self.run.synthetic_user(text("parts").replace("{count}", str(len(self.plan.parts)))
+                                .replace("{parts}", listed))
 
     def _tell_spelling(self, files: list[ProjectFile], parts: Sequence[ToolPart]) -> None:
         from totem.smallmodel.spelling import spelling_note

@@ -5,13 +5,17 @@ What a request means is the model's to say, in any wording and any language. The
 can only be
 
     {"files": [a file of the project, ...], "new_files": [path, ...],
-     "kind": "question" | "change"}
+     "kind": "question" | "change", "parts": [a short phrase, ...]}
 
 with `files` an enum of the project's real files (so it names nothing that is not there).
 totem checks `new_files` (inside the project, not existing yet) and uses the plan so:
 the files are read for the model before its first step; for a question no step is offered
 a tool that changes a file; for a change the first step must be a call, and an answer with
-no change made is sent back (see smallmodel/assist.py).
+no change made is sent back (see smallmodel/assist.py). `parts` are the things the request
+asks for, in the model's words; when there are several, they are put back to the model
+before it works, so that its answer covers each (the 1.5B, asked to list the files and say
+what the project does, said only what it does). `parts` comes last, so that the model has
+chosen the kind and the files before it writes them.
 """
 
 from __future__ import annotations
@@ -29,6 +33,8 @@ __all__ = ["MAX_PLAN_FILES", "Plan", "parse_plan", "plan_prompt", "plan_schema"]
 
 MAX_PLAN_FILES = 3
 MAX_ENUM_FILES = 200  # the project's files offered by name, the shallowest first
+MAX_PARTS = 4
+MAX_PART_CHARS = 120
 
 
 @dataclass(frozen=True, slots=True)
@@ -36,6 +42,7 @@ class Plan:
     kind: Literal["question", "change"]
     files: tuple[str, ...] = ()
     new_files: tuple[str, ...] = ()
+    parts: tuple[str, ...] = ()
     said: dict[str, Any] = field(default_factory=dict)  # the model's answer as it came
 
 
@@ -57,8 +64,10 @@ def plan_schema(paths: Sequence[str]) -> dict[str, Any]:
             "files": files,
             "new_files": {"type": "array", "items": {"type": "string"}, "maxItems": 2},
             "kind": {"enum": ["question", "change"]},
+            "parts": {"type": "array", "maxItems": MAX_PARTS,
+                      "items": {"type": "string", "minLength": 1, "maxLength": MAX_PART_CHARS}},
         },
-        "required": ["files", "new_files", "kind"],
+        "required": ["files", "new_files", "kind", "parts"],
         "additionalProperties": False,
     }
 
@@ -91,4 +100,7 @@ def parse_plan(answer: str, root: Path, paths: Sequence[str]) -> Plan | None:
         target = (root / path).resolve()
         if base in target.parents and not target.exists():
             new.append(path.strip())
-    return Plan(said["kind"], files, tuple(new), said)
+    parts = tuple(dict.fromkeys(
+        " ".join(p.split())[:MAX_PART_CHARS] for p in said.get("parts") or []
+        if isinstance(p, str) and p.strip()))[:MAX_PARTS]
+    return Plan(said["kind"], files, tuple(new), parts, said)
