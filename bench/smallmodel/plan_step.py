@@ -20,10 +20,12 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import json
 import statistics
 import sys
 import tempfile
 import time
+from dataclasses import replace
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[2]
@@ -38,7 +40,7 @@ from totem.providers.localserver.served import served_model  # noqa: E402
 from totem.providers.localserver.stepmode import schema_option  # noqa: E402
 from totem.providers.registry import make_provider  # noqa: E402
 from totem.settings.config import ProviderConfig  # noqa: E402
-from totem.smallmodel.plan import offered, parse_plan, plan_prompt, plan_schema  # noqa: E402
+from totem.smallmodel.plan import Plan, offered, parse_plan, plan_prompt, plan_schema  # noqa: E402
 from totem.smallmodel.project import named_files, text_files  # noqa: E402
 
 
@@ -66,8 +68,10 @@ def expected(task: Task, wording: str) -> tuple[str, set[str]]:
     return ("change" if changed or created else "question"), changed
 
 
-async def ask(served_url: str, model_id: str, task: Task, wording: str) -> tuple[str, str]:
-    """The plan as the model says it for this task and wording: (raw answer, verdict)."""
+async def ask(served_url: str, model_id: str, task: Task,
+              wording: str) -> tuple[str, str, str]:
+    """The plan as the model says it for this task and wording: (raw answer, verdict, the
+    verdict if a plan that names new files were taken as a change)."""
     pconf = ProviderConfig("local", "openai", base_url=served_url)
     served = served_model(pconf, model_id)
     provider = make_provider(pconf)
@@ -89,16 +93,31 @@ async def ask(served_url: str, model_id: str, task: Task, wording: str) -> tuple
                           if isinstance(e, TextChunk)])
         plan = parse_plan(answer.strip(), root, paths)
         named = {f.path for f in named_files(files, request_text)}
-    kind, changed = expected(task, wording)
     if plan is None:
-        return answer, "no plan"
+        return answer, "no plan", "no plan"
+    derived = replace(plan, kind="change") if plan.new_files else plan
+    return (answer, judge(plan, task, wording, named),
+            judge(derived, task, wording, named))
+
+
+def judge(plan: Plan, task: Task, wording: str, named: set[str]) -> str:
+    kind, changed = expected(task, wording)
     if plan.kind != kind:
-        return answer, f"kind {plan.kind}"
+        return f"kind {plan.kind}"
     keep = set(task.wordings[wording].keep)
     if kind == "change" and keep & set(plan.files):
-        return answer, "keep!"
+        return "keep!"
     missing = (changed | named) - keep - set(plan.files) - set(plan.new_files)
-    return answer, "ok" if not missing else "files"
+    return "ok" if not missing else "files"
+
+
+def _parts(answer: str) -> str:
+    try:
+        said = json.loads(answer)
+    except ValueError:
+        return "?"
+    return json.dumps(said.get("parts") if isinstance(said, dict) else None,
+                      ensure_ascii=False)
 
 
 def main() -> int:
@@ -110,23 +129,31 @@ def main() -> int:
         with ModelServer(gguf, binary, log=args.log / f"llama-server-{model}.log", alias="local",
                          threads=args.threads) as server:
             verdicts: dict[str, list[str]] = {}
+            if_new: dict[str, list[str]] = {}  # a plan naming new files taken as a change
             walls: list[float] = []
             for round_ in range(1, args.rounds + 1):
                 for task, wording in pairs:
                     start = time.monotonic()
-                    answer, verdict = asyncio.run(ask(server.base_url, server.model_id, task,
-                                                      wording))
+                    answer, verdict, derived = asyncio.run(ask(
+                        server.base_url, server.model_id, task, wording))
                     walls.append(time.monotonic() - start)
                     verdicts.setdefault(wording, []).append(verdict)
+                    if_new.setdefault(wording, []).append(derived)
                     mark = "" if verdict == "ok" else f"   <- {answer.strip()[:160]}"
+                    if derived != verdict:
+                        mark += f"   (new files => change: {derived})"
+                    mark += f"   parts: {_parts(answer)}"
                     print(f"[{model} r{round_}] {task.name} ({wording}): {verdict}{mark}",
                           flush=True)
             median = statistics.median(walls)
             print(f"\n{model}: plan step, {len(walls)} asks, median {median:.1f} s")
-            for wording, seen in verdicts.items():
-                kinds = sum(v not in ("no plan",) and not v.startswith("kind") for v in seen)
-                print(f"  {wording:9} right kind {kinds}/{len(seen)}   all right "
-                      f"{seen.count('ok')}/{len(seen)}   kept file planned {seen.count('keep!')}")
+            for title, tally in (("as said", verdicts), ("new files => change", if_new)):
+                print(f"  {title}:")
+                for wording, seen in tally.items():
+                    kinds = sum(v != "no plan" and not v.startswith("kind") for v in seen)
+                    print(f"  {wording:9} right kind {kinds}/{len(seen)}   all right "
+                          f"{seen.count('ok')}/{len(seen)}   kept file planned "
+                          f"{seen.count('keep!')}")
     return 0
 
 
