@@ -32,6 +32,7 @@ REPO = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO))
 sys.path.insert(0, str(REPO / "src"))
 
+from bench.exercism.exercise import Exercise, load_exercises  # noqa: E402
 from bench.smallmodel.catalog import Task, load_tasks, runs  # noqa: E402
 from bench.smallmodel.server import ModelServer, model_paths  # noqa: E402
 from totem.messages import Message, TextPart, new_id  # noqa: E402
@@ -52,6 +53,13 @@ def _arguments() -> argparse.Namespace:
     parser.add_argument("--wording", action="append", default=None)
     parser.add_argument("--threads", type=int, default=2)
     parser.add_argument("--log", type=Path, default=Path("/tmp/totem-plan-step"))
+    parser.add_argument("--exercism", type=Path, default=None,
+                        help="also ask the plan of these Exercism exercises' first messages "
+                             "(e.g. bench/exercism/exercises): each is a change of its stub")
+    parser.add_argument("--exercism-only", action="store_true",
+                        help="only the exercises, no bench/smallmodel task")
+    parser.add_argument("--kind-first", action="store_true",
+                        help="a variant: 'kind' first in the plan's schema")
     return parser.parse_args()
 
 
@@ -68,36 +76,64 @@ def expected(task: Task, wording: str) -> tuple[str, set[str]]:
     return ("change" if changed or created else "question"), changed
 
 
-async def ask(served_url: str, model_id: str, task: Task,
-              wording: str) -> tuple[str, str, str]:
-    """The plan as the model says it for this task and wording: (raw answer, verdict, the
-    verdict if a plan that names new files were taken as a change)."""
+async def plan_of(served_url: str, model_id: str, root: Path, request_text: str, *,
+                  kind_first: bool = False) -> tuple[str, Plan | None]:
+    """(the raw answer, the checked plan) of the plan request a run sends for `request_text`
+    in the project at `root`; `kind_first` puts "kind" first in the schema (a variant)."""
     pconf = ProviderConfig("local", "openai", base_url=served_url)
     served = served_model(pconf, model_id)
     provider = make_provider(pconf)
+    files, _ = text_files(root)
+    paths = offered(files)
+    system, message = plan_prompt(paths, request_text)
+    schema = plan_schema(paths)
+    if kind_first:
+        props = schema["properties"]
+        schema["properties"] = {"kind": props["kind"],
+                                **{k: v for k, v in props.items() if k != "kind"}}
+        schema["required"] = list(schema["properties"])
+    request = ModelRequest(
+        model=model_id, system=system,
+        messages=[Message(new_id("msg"), "ses_bench", "user", [TextPart(message)])],
+        max_tokens=served.sampling.max_tokens, temperature=served.sampling.temperature,
+        options=schema_option(served.sampling.engine, schema),
+    )
+    answer = "".join([e.text async for e in provider.stream(request)
+                      if isinstance(e, TextChunk)])
+    return answer, parse_plan(answer.strip(), root, paths)
+
+
+async def ask(served_url: str, model_id: str, task: Task, wording: str, *,
+              kind_first: bool = False) -> tuple[str, str, str]:
+    """The plan as the model says it for this task and wording: (raw answer, verdict, the
+    verdict if a plan that names new files were taken as a change)."""
     request_text = task.wordings[wording].prompt
     with tempfile.TemporaryDirectory() as folder:
         root = Path(folder)
         task.materialise(root)
-        files, _ = text_files(root)
-        paths = offered(files)
-        system, message = plan_prompt(paths, request_text)
-        schema = plan_schema(paths)
-        request = ModelRequest(
-            model=model_id, system=system,
-            messages=[Message(new_id("msg"), "ses_bench", "user", [TextPart(message)])],
-            max_tokens=served.sampling.max_tokens, temperature=served.sampling.temperature,
-            options=schema_option(served.sampling.engine, schema),
-        )
-        answer = "".join([e.text async for e in provider.stream(request)
-                          if isinstance(e, TextChunk)])
-        plan = parse_plan(answer.strip(), root, paths)
-        named = {f.path for f in named_files(files, request_text)}
+        answer, plan = await plan_of(served_url, model_id, root, request_text,
+                                     kind_first=kind_first)
+        named = {f.path for f in named_files(text_files(root)[0], request_text)}
     if plan is None:
         return answer, "no plan", "no plan"
     derived = replace(plan, kind="change") if plan.new_files else plan
     return (answer, judge(plan, task, wording, named),
             judge(derived, task, wording, named))
+
+
+async def ask_exercise(served_url: str, model_id: str, exercise: Exercise, *,
+                       kind_first: bool = False) -> tuple[str, str]:
+    """An Exercism exercise's first message as the plan sees it: a change of its stub."""
+    with tempfile.TemporaryDirectory() as folder:
+        root = Path(folder) / exercise.name
+        exercise.materialise(root)
+        answer, plan = await plan_of(served_url, model_id, root, exercise.instructions(),
+                                     kind_first=kind_first)
+    if plan is None:
+        return answer, "no plan"
+    if plan.kind != "change":
+        return answer, f"kind {plan.kind}"
+    return answer, "ok" if set(exercise.solution) <= set(plan.files) else "files"
 
 
 def judge(plan: Plan, task: Task, wording: str, named: set[str]) -> str:
@@ -123,7 +159,8 @@ def _parts(answer: str) -> str:
 def main() -> int:
     args = _arguments()
     tasks = load_tasks(args.tasks)
-    pairs = runs(tasks, args.wording or ["all"])
+    pairs = [] if args.exercism_only else runs(tasks, args.wording or ["all"])
+    exercises = load_exercises(args.exercism) if args.exercism else []
     for model in args.model or ["1.5b"]:
         gguf, binary = model_paths(model, repo=REPO)
         with ModelServer(gguf, binary, log=args.log / f"llama-server-{model}.log", alias="local",
@@ -135,7 +172,8 @@ def main() -> int:
                 for task, wording in pairs:
                     start = time.monotonic()
                     answer, verdict, derived = asyncio.run(ask(
-                        server.base_url, server.model_id, task, wording))
+                        server.base_url, server.model_id, task, wording,
+                        kind_first=args.kind_first))
                     walls.append(time.monotonic() - start)
                     verdicts.setdefault(wording, []).append(verdict)
                     if_new.setdefault(wording, []).append(derived)
@@ -145,6 +183,16 @@ def main() -> int:
                     mark += f"   parts: {_parts(answer)}"
                     print(f"[{model} r{round_}] {task.name} ({wording}): {verdict}{mark}",
                           flush=True)
+            for exercise in exercises:
+                start = time.monotonic()
+                answer, verdict = asyncio.run(ask_exercise(
+                    server.base_url, server.model_id, exercise, kind_first=args.kind_first))
+                walls.append(time.monotonic() - start)
+                verdicts.setdefault("exercism", []).append(verdict)
+                if_new.setdefault("exercism", []).append(verdict)
+                mark = "" if verdict == "ok" else f"   <- {answer.strip()[:160]}"
+                print(f"[{model}] exercism {exercise.name}: {verdict}{mark}   parts: "
+                      f"{_parts(answer)}", flush=True)
             median = statistics.median(walls)
             print(f"\n{model}: plan step, {len(walls)} asks, median {median:.1f} s")
             for title, tally in (("as said", verdicts), ("new files => change", if_new)):
