@@ -196,9 +196,16 @@ def test_the_plan_is_asked_first_and_its_files_are_read_ahead(tmp_path: Path) ->
     # a change was planned: the first step may not be an answer
     options = bodies[1]["response_format"]["json_schema"]["schema"]["anyOf"]
     assert all("tool" in o["properties"] for o in options)
-    # the planned file is short: it is written whole, and edit is not offered
+    # the planned file is short and was read whole above: this step is the change, written
+    # whole (no edit), and nothing is offered to look again
     offered = [o["properties"]["tool"]["const"] for o in options]
-    assert "write" in offered and "edit" not in offered
+    assert offered == ["write", "bash"]
+    # the prompt still describes the tools to look with: it stays the same from step to step
+    assert bodies[1]["messages"][0]["content"] == bodies[2]["messages"][0]["content"]
+    assert "- read(" in bodies[1]["messages"][0]["content"]
+    later = [o["properties"].get("tool", {}).get("const")
+             for o in bodies[2]["response_format"]["json_schema"]["schema"]["anyOf"]]
+    assert "read" in later and "edit" not in later
     assert "answer" in json.dumps(bodies[2]["response_format"])
     assert [s.name for s in _of(events, ToolStart)][-1] == "write"
     assert "marmalade-making" in (tmp_path / "project" / "README.md").read_text()

@@ -53,11 +53,14 @@ class AheadCall:
 class StepHold:
     """What the next step may be: `answer` False, it must be a call; `answer_now` (a name of
     a step text, see providers/localserver/stepmode.py) it must be the answer; `withheld`
-    tools are not offered for it."""
+    tools are not offered for it; `not_now` tools are offered but may not be called in it."""
 
     answer: bool = True
     answer_now: str = ""
     withheld: frozenset[str] = frozenset()
+    # tools still described but not to be called in this step: in constrained steps only the
+    # step's schema leaves them out, so the prompt (and the server's cache of it) is the same
+    not_now: frozenset[str] = frozenset()
 
 
 FREE = StepHold()

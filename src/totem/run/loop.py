@@ -458,7 +458,8 @@ class Run:
             stepped = step_request(request, engine=sampling.engine,
                                    answer=hold.answer if hold else True,
                                    answer_now=hold.answer_now if hold else "",
-                                   plan=self.agent.mode == "plan")
+                                   plan=self.agent.mode == "plan",
+                                   not_now=hold.not_now if hold else frozenset())
             return step_events(self.agent.provider.stream(stepped))
         return self.agent.provider.stream(request)
 

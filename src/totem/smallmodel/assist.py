@@ -51,6 +51,7 @@ from totem.smallmodel.test_command import is_test_file, project_test_command
 __all__ = ["SmallModelAssist"]
 
 CHANGING = frozenset({"edit", "write", "patch"})
+LOOKING = frozenset({"read", "glob", "grep"})
 MAX_FILES_READ = 8
 MAX_FILES_LISTED = 60
 MAX_PART_LINES = 80
@@ -113,6 +114,7 @@ class SmallModelAssist:
         self.tests_failed = False
         self.test_command: str | None = None
         self.whole_files = False  # the change is made with whole-file writes (no edit)
+        self.all_read = False  # every file the change plans was read whole, ahead
         self.originals: dict[str, str] = {}  # a changed file's text before this run changed it
 
     # before the first step --------------------------------------------------------------
@@ -127,15 +129,15 @@ class SmallModelAssist:
         if self.plan is not None:
             run.emit(Notice(self._plan_notice(self.plan)))
         calls = self._calls_ahead(files, many, request)
-        if calls:
-            parts = await run.make_calls(calls)
-            self.own.update(p.call_id for p in parts)
-            self._tell_spelling(files, parts)
+        parts = await run.make_calls(calls) if calls else []
+        self.own.update(p.call_id for p in parts)
+        self._tell_spelling(files, parts)
         self._tell_parts()
         if not calls:
             return
         self.must_act = self.plan is not None and self.plan.kind == "change"
         self.whole_files = self._short_change(files)
+        self.all_read = self._planned_read_whole(parts)
 
     async def _ask_plan(self, files: list[ProjectFile], request: str) -> Plan | None:
         paths = offered(files)
@@ -160,6 +162,17 @@ class SmallModelAssist:
         code = [by_path[p] for p in plan.files if p in by_path and not is_test_file(p)]
         return bool(code) and all(
             len(f.text.splitlines()) <= WHOLE_FILE_LINES for f in code)
+
+    def _planned_read_whole(self, parts: Sequence[ToolPart]) -> bool:
+        """Whether every existing file of the plan was read whole by the calls ahead."""
+        plan = self.plan
+        if plan is None:
+            return False
+        read = {str((p.input or {}).get("path")) for p in parts
+                if p.name == "read" and p.state == "completed"
+                and not (p.input or {}).get("limit") and not (p.input or {}).get("offset")}
+        existing = [f for f in plan.files if (self.run.root / f).is_file()]
+        return bool(existing) and all(f in read for f in existing)
 
     @staticmethod
     def _plan_notice(plan: Plan) -> str:
@@ -233,9 +246,15 @@ class SmallModelAssist:
         answer = not self.must_act
         self.must_act = False
         question = self.plan is not None and self.plan.kind == "question"
-        withheld = (CHANGING if question
-                    else frozenset({"edit"}) if self.whole_files else frozenset())
-        return StepHold(answer=answer, withheld=withheld)
+        if question:
+            return StepHold(answer=answer, withheld=CHANGING)
+        if not self.whole_files:
+            return StepHold(answer=answer)
+        # a step that must make the change, with every planned file read whole above, is
+        # the change itself (Aider's whole format): the 1.5B, offered read, read the stub it
+        # had just been shown until the repeat guard ended the run
+        looking = LOOKING if not answer and self.all_read else frozenset()
+        return StepHold(answer=answer, withheld=frozenset({"edit"}), not_now=looking)
 
     def refusal(self, name: str, args: Mapping[str, Any]) -> str | None:
         path = args.get("path")

@@ -217,17 +217,20 @@ def _written_args(part: ToolPart) -> Json:
 def step_request(
     request: ModelRequest, *, engine: str | None, answer: bool = True, answer_now: str = "",
     paths: Mapping[str, list[str]] | None = None, plan: bool = False,
+    not_now: frozenset[str] = frozenset(),
 ) -> ModelRequest:
     """`request` in step form, its schema where `engine` takes one (see the module doc);
     with `answer` False the step must be a call (the model answered too soon); with
     `answer_now` ("tests", "done") it must be the answer, asked for as that file says (the
     tools are still described: the prompt stays the same for the server's cache); `paths`
-    as `step_schema` takes them; with `plan` the answer is a plan's steps. A step that must
+    as `step_schema` takes them; with `plan` the answer is a plan's steps; `not_now` tools
+    are described but left out of this step's schema (the prompt stays the same). A step that must
     be the answer, on llama.cpp, carries the server's DRY sampler
     (`sampling.LLAMACPP_ANSWER_SAMPLERS`)."""
     if not request.tools:
         return request
-    schema = step_schema(request.tools, answer=answer, call=not answer_now, paths=paths,
+    callable_now = [t for t in request.tools if t.name not in not_now] or request.tools
+    schema = step_schema(callable_now, answer=answer, call=not answer_now, paths=paths,
                          plan=plan)
     # offered no tool that changes a file, the request asks a question (see run/loop.py)
     question = not any(t.name in ("edit", "write", "patch") for t in request.tools)
