@@ -387,3 +387,18 @@ def test_one_part_is_not_put_back(tmp_path: Path) -> None:
         _run(tmp_path, server.base_url, "what is it")
         bodies = server.bodies
     assert "The request asks for" not in json.dumps(bodies[1]["messages"])
+
+
+def test_a_write_of_the_text_a_file_has_already_is_refused(tmp_path: Path) -> None:
+    stub = "def abbreviate(words):\n    pass\n"
+    solved = "def abbreviate(words):\n    return ''.join(w[0] for w in words.split())\n"
+    write = _step(json.dumps({"tool": "write", "args": {"path": "acronym.py",
+                                                         "content": solved}}))
+    answers = [_plan("change", "acronym.py"), write, write, _step('{"answer": "Written."}')]
+    with LlamaLike(answers) as server:
+        events = _run(tmp_path, server.base_url, "write abbreviate",
+                      files={"acronym.py": stub})
+    ends = [e for e in _of(events, ToolEnd) if e.name == "write"]
+    assert ends[0].output.startswith("Overwrote acronym.py")
+    assert "already has exactly this text; nothing was changed" in ends[1].output
+    assert (tmp_path / "project" / "acronym.py").read_text() == solved

@@ -262,7 +262,8 @@ class SmallModelAssist:
             return None
         self._keep_original(path)
         refused = (self._made_already(args) if name == "edit"
-                   else self._drops_most(path, args.get("content")) if name == "write"
+                   else self._same_text(path, args.get("content"))
+                   or self._drops_most(path, args.get("content")) if name == "write"
                    else None)
         if refused:
             return refused
@@ -297,6 +298,21 @@ class SmallModelAssist:
                             "is done, answer with what you changed; if not, make the next "
                             "change.")
         return None
+
+    def _same_text(self, path: str, content: object) -> str | None:
+        """A write of the text the file has already (the 1.5B wrote its stub's solution five
+        times over, until the repeat guard ended the run before the tests could run)."""
+        if not isinstance(content, str):
+            return None
+        try:
+            now = (self.run.root / path).read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError, ValueError):
+            return None
+        if now.rstrip("\n") != content.rstrip("\n"):
+            return None
+        return (f"Refused: {path} already has exactly this text; nothing was changed. If the "
+                "request is done, answer with what you changed; if not, write what is still "
+                "missing.")
 
     def _drops_most(self, path: str, content: object) -> str | None:
         """A whole-file write that keeps too little of an existing file (small models write
