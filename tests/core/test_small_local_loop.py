@@ -402,3 +402,22 @@ def test_a_write_of_the_text_a_file_has_already_is_refused(tmp_path: Path) -> No
     assert ends[0].output.startswith("Overwrote acronym.py")
     assert "already has exactly this text; nothing was changed" in ends[1].output
     assert (tmp_path / "project" / "acronym.py").read_text() == solved
+
+
+def test_a_test_file_the_change_plan_did_not_name_is_not_rewritten(tmp_path: Path) -> None:
+    files = {"acronym.py": "def abbreviate(words):\n    pass\n",
+             "acronym_test.py": "from acronym import abbreviate\n\n\ndef test_png():\n"
+                                "    assert abbreviate('P N G') == 'PNG'\n"}
+    solved = "def abbreviate(words):\n    return ''.join(w[0] for w in words.split())\n"
+    answers = [_plan("change", "acronym.py"),
+               _step(json.dumps({"tool": "write", "args": {
+                   "path": "acronym_test.py", "content": "def test_png():\n    pass\n"}})),
+               _step(json.dumps({"tool": "write", "args": {"path": "acronym.py",
+                                                            "content": solved}})),
+               _step('{"answer": "Written."}')]
+    with LlamaLike(answers) as server:
+        events = _run(tmp_path, server.base_url, "write abbreviate", files=files)
+    ends = [e for e in _of(events, ToolEnd) if e.name == "write"]
+    assert "acronym_test.py is a test, and the tests are correct" in ends[0].output
+    assert (tmp_path / "project" / "acronym_test.py").read_text() == files["acronym_test.py"]
+    assert (tmp_path / "project" / "acronym.py").read_text() == solved

@@ -14,8 +14,8 @@ change, the first step must be a call, and when the files it plans (tests aside)
 they are written whole (edit is not offered: Aider's `whole` format). After a change of a
 Python module, names other files import from it that it no longer defines are told. A few
 calls are refused before they run: an edit the run already made word for word, a whole-file
-write that drops most of an existing file, and, after the tests failed, a change of a test
-file the plan did not name.
+write that drops most of an existing file, and a change of an existing test file the plan
+did not name (when the plan names others, or after the tests failed).
 After an answer without calls: an answer copied from the instructions, given without
 looking, or naming paths the project lacks is sent back once; a change the plan said and
 the run did not make, twice at most; after a change the project's tests run, and a failure
@@ -267,10 +267,18 @@ class SmallModelAssist:
                    else None)
         if refused:
             return refused
-        if self.tests_failed and is_test_file(path) and not self._may_change_test(path):
+        if is_test_file(path) and not self._may_change_test(path) \
+                and (self.tests_failed or self._planned_change_elsewhere(path)):
             return (f"Refused: {path} is a test, and the tests are correct. Change the code "
                     "they test so that they pass, not the test.")
         return None
+
+    def _planned_change_elsewhere(self, path: str) -> bool:
+        """A change plan that names files, this existing one not among them (the 1.5B,
+        asked to write acronym.py, rewrote acronym_test.py seven times)."""
+        plan = self.plan
+        return (plan is not None and plan.kind == "change" and bool(plan.files)
+                and (self.run.root / path).is_file())
 
     def _keep_original(self, path: str) -> None:
         if path not in self.originals:
