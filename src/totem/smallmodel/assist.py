@@ -261,16 +261,15 @@ class SmallModelAssist:
         if name not in CHANGING or not isinstance(path, str):
             return None
         self._keep_original(path)
-        refused = (self._made_already(args) if name == "edit"
-                   else self._same_text(path, args.get("content"))
-                   or self._drops_most(path, args.get("content")) if name == "write"
-                   else None)
-        if refused:
-            return refused
         if is_test_file(path) and not self._may_change_test(path) \
                 and (self.tests_failed or self._planned_change_elsewhere(path)):
             return (f"Refused: {path} is a test, and the tests are correct. Change the code "
                     "they test so that they pass, not the test.")
+        if name == "edit":
+            return self._made_already(args)
+        if name == "write":
+            return (self._same_text(path, args.get("content"))
+                    or self._drops_most(path, args.get("content")))
         return None
 
     def _planned_change_elsewhere(self, path: str) -> bool:
