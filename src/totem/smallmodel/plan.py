@@ -14,8 +14,9 @@ a tool that changes a file; for a change the first step must be a call, and an a
 no change made is sent back (see smallmodel/assist.py). `parts` are the things the request
 asks for, in the model's words; when there are several, they are put back to the model
 before it works, so that its answer covers each (the 1.5B, asked to list the files and say
-what the project does, said only what it does). `parts` comes last, so that the model has
-chosen the kind and the files before it writes them.
+what the project does, said only what it does). `parts` comes last in the answer, yet
+asking for it changed the kinds: on the 25 Exercism dev exercises the 1.5B's plan said
+"change" for 20 without it and for 25 with it (bench/smallmodel/plan_step.py --exercism).
 """
 
 from __future__ import annotations
