@@ -1,0 +1,105 @@
+"""The small-model edit formats read back replies as small models write them."""
+
+from __future__ import annotations
+
+import pytest
+
+from totem.providers.localserver.edit_formats import (
+    WHOLE_FILE_LINES,
+    Call,
+    SearchReplace,
+    Unreadable,
+    WholeFile,
+    format_for,
+)
+
+CODE = "def add(a, b):\n    return a + b\n"
+
+
+@pytest.mark.parametrize("reply", [
+    f"```python\n{CODE}```",
+    f"```\n{CODE}```",
+    f"calc.py\n```python\n{CODE}```",
+    f"**calc.py**\n```py\n{CODE}```\n",
+    f"Here is the new file:\n\ncalc.py\n```python\n{CODE}```\n\nThis adds `add`.",
+    f"```python\ncalc.py\n{CODE}```",
+    f"~~~python\n{CODE}~~~",
+])
+def test_a_whole_file_reply_is_read_in_the_forms_small_models_write(reply: str) -> None:
+    assert WholeFile().read_reply(reply, "calc.py", complete=True) == [
+        Call("write", {"path": "calc.py", "content": CODE})]
+
+
+def test_the_block_under_the_path_is_chosen_over_others() -> None:
+    reply = (f"Run it with:\n```sh\npython calc.py\n```\n\ncalc.py\n```python\n{CODE}```\n")
+    [call] = WholeFile().read_reply(reply, "calc.py", complete=True)  # type: ignore[misc]
+    assert call.args["content"] == CODE
+
+
+def test_a_markdown_file_with_its_own_fences_is_kept_whole() -> None:
+    doc = "# Calc\n\nUse it:\n\n```python\nadd(1, 2)\n```\n\nThat is all.\n"
+    [call] = WholeFile().read_reply(f"README.md\n```markdown\n{doc}```\n", "README.md",
+                                    complete=True)  # type: ignore[misc]
+    assert call.args["content"] == doc
+
+
+def test_an_unclosed_fence_is_the_file_unless_the_reply_was_cut() -> None:
+    reply = f"calc.py\n```python\n{CODE}"
+    assert WholeFile().read_reply(reply, "calc.py", complete=True) == [
+        Call("write", {"path": "calc.py", "content": CODE})]
+    cut = WholeFile().read_reply(reply, "calc.py", complete=False)
+    assert isinstance(cut, Unreadable) and "cut off" in cut.reason
+
+
+def test_a_reply_without_a_fence_gets_a_plain_reason() -> None:
+    read = WholeFile().read_reply("I added the function add.", "calc.py", complete=True)
+    assert isinstance(read, Unreadable)
+    assert "no fenced block" in read.reason and "{" not in read.reason
+
+
+def test_search_replace_blocks_become_edits() -> None:
+    reply = ("calc.py\n```python\n<<<<<<< SEARCH\n    return a + b\n=======\n"
+             "    return a + b + 0\n>>>>>>> REPLACE\n```\n\nand\n\n"
+             "<<<<<<< ORIGINAL\ndef add(a, b):\n=======\ndef add(a, b=0):\n>>>>>>> UPDATED\n")
+    assert SearchReplace().read_reply(reply, "calc.py", complete=True) == [
+        Call("edit", {"path": "calc.py", "old_string": "    return a + b",
+                      "new_string": "    return a + b + 0"}),
+        Call("edit", {"path": "calc.py", "old_string": "def add(a, b):",
+                      "new_string": "def add(a, b=0):"})]
+
+
+def test_search_replace_takes_five_to_nine_marker_characters() -> None:
+    reply = "<<<<< SEARCH\nx = 1\n=====\nx = 2\n>>>>>>>>> REPLACE\n"
+    assert SearchReplace().read_reply(reply, "a.py", complete=True) == [
+        Call("edit", {"path": "a.py", "old_string": "x = 1", "new_string": "x = 2"})]
+
+
+@pytest.mark.parametrize(("reply", "says"), [
+    ("<<<<<<< SEARCH\nx = 1\n>>>>>>> REPLACE\n", "no ======= line"),
+    ("<<<<<<< SEARCH\n\n=======\nx = 2\n>>>>>>> REPLACE\n", "SEARCH part is empty"),
+    ("I would change x to 2.", "no block of the form"),
+])
+def test_malformed_search_replace_gets_a_plain_reason(reply: str, says: str) -> None:
+    read = SearchReplace().read_reply(reply, "a.py", complete=True)
+    assert isinstance(read, Unreadable) and says in read.reason
+
+
+def test_a_cut_search_replace_block_is_not_applied() -> None:
+    read = SearchReplace().read_reply("<<<<<<< SEARCH\nx = 1\n=======\nx = 2\n", "a.py",
+                                      complete=False)
+    assert isinstance(read, Unreadable) and "cut off" in read.reason
+
+
+def test_a_long_file_written_whole_instead_of_in_blocks_is_still_taken() -> None:
+    assert SearchReplace().read_reply(f"calc.py\n```python\n{CODE}```", "calc.py",
+                                      complete=True) == [
+        Call("write", {"path": "calc.py", "content": CODE})]
+
+
+def test_the_format_follows_the_file_s_length() -> None:
+    assert isinstance(format_for(None), WholeFile)
+    assert isinstance(format_for(WHOLE_FILE_LINES), WholeFile)
+    assert isinstance(format_for(WHOLE_FILE_LINES + 1), SearchReplace)
+    assert "<<<<<<< SEARCH" in SearchReplace().ask("a.py", exists=True)
+    assert "```python" in WholeFile().ask("a.py", exists=False)
+    assert "line numbers" in WholeFile().ask("a.py", exists=True)
