@@ -46,14 +46,37 @@ def tool_text(name: str) -> tuple[str, dict[str, str]]:
     return " ".join(d for d in description if d), arguments
 
 
+def _plain_grep() -> Tool:
+    from totem.tools.grep import Grep
+
+    return Grep(plain=True)
+
+
+def _shown_plainly(tool: Tool) -> Tool:
+    """totem's own read and grep, as a small model is shown them: a file as it is, in a
+    fence under its path, with no line numbers (tools/read.PlainRead); a search's matches
+    shaped like no file's content. The 1.5B wrote read's numbers and grep's `path:1:` lines
+    back into files. Any other tool (or one a test gave) stays as it is."""
+    from totem.tools.lazy import LazyTool
+
+    if not isinstance(tool, LazyTool):
+        return tool
+    if tool.target == "totem.tools.read:Read":
+        return LazyTool("read", True, "totem.tools.read:PlainRead")
+    if tool.target == "totem.tools.grep:Grep":
+        return LazyTool("grep", True, "totem.tools.grep:Grep", factory=_plain_grep)
+    return tool
+
+
 def small_tools(tools: Sequence[Tool]) -> list[Tool]:
-    """The tools of `tools` a small model is given: SMALL_TOOLS in that order, then any tool
-    that is not one of totem's own (given by a test or an embedding program)."""
+    """The tools of `tools` a small model is given: SMALL_TOOLS in that order (read and grep
+    shown plainly, `_shown_plainly`), then any tool that is not one of totem's own (given
+    by a test or an embedding program)."""
     from totem.tools.registry import BUILTIN
 
     own = {name for name, _, _ in BUILTIN} | {"task", "websearch"}
     by_name = {t.name: t for t in tools}
-    kept = [by_name[name] for name in SMALL_TOOLS if name in by_name]
+    kept = [_shown_plainly(by_name[name]) for name in SMALL_TOOLS if name in by_name]
     return kept + [t for t in tools if t.name not in own and kind_of(t) != "integration"]
 
 

@@ -63,9 +63,11 @@ class Grep:
     read_only: ClassVar[bool] = True
     Input: ClassVar[type[BaseModel]] = GrepInput
 
-    def __init__(self, *, ripgrep: bool = True) -> None:
-        """`ripgrep=False` always uses the built-in search."""
+    def __init__(self, *, ripgrep: bool = True, plain: bool = False) -> None:
+        """`ripgrep=False` always uses the built-in search; `plain`: matches shaped like no
+        file's content (`_format`), for a small model."""
         self.ripgrep = ripgrep
+        self.plain = plain
 
     async def run(self, args: GrepInput, ctx: ToolContext) -> ToolResult:
         if not args.pattern:
@@ -92,7 +94,7 @@ class Grep:
             elif invalid is not None:
                 raise invalid
         title = f"{args.pattern} in {ctx.relative(target)}"
-        return ToolResult(note + _format(matches, args), title=title)
+        return ToolResult(note + _format(matches, args, plain=self.plain), title=title)
 
     async def _matches(
         self, args: GrepInput, target: Path, ctx: ToolContext, *, fixed: bool
@@ -103,11 +105,14 @@ class Grep:
         return await asyncio.to_thread(_search, args, target, ctx, fixed=fixed)
 
 
-def _format(matches: _Matches, args: GrepInput) -> str:
+def _format(matches: _Matches, args: GrepInput, *, plain: bool = False) -> str:
+    """The matches, one a line: `path:number: text`, or (`plain`) `path, line N: `text``,
+    which no file's content looks like (a small model wrote grep's lines as a file)."""
     if not matches.total:
         return f"No matches for {args.pattern}."
     found = matches.found
-    lines = [f"{path}:{number}: {_cut(text)}" for path, number, text in found]
+    lines = [f"{path}, line {number}: `{_cut(text).strip()}`" if plain
+             else f"{path}:{number}: {_cut(text)}" for path, number, text in found]
     if matches.total > len(found):
         lines.append(
             f"\n[Showing {len(found)} of {matches.total} matches. "

@@ -1,4 +1,7 @@
-"""read: a file with numbered lines, a folder listing, or an image as an image block."""
+"""read: a file with numbered lines, a folder listing, or an image as an image block.
+
+`PlainRead` shows a file as it is, in a fence under its path, with no line numbers: a small
+model copies the surface it is shown, and wrote read's numbers back into files."""
 
 from __future__ import annotations
 
@@ -12,11 +15,12 @@ from weakref import WeakKeyDictionary
 
 from pydantic import BaseModel, Field
 
+from totem.fences import fence_for, language_of
 from totem.messages import ImageBlock
 from totem.policy.permission import PermissionService
 from totem.tools.base import ToolContext, ToolError, ToolResult, truncate
 
-__all__ = ["Read", "ReadInput", "is_binary", "not_found"]
+__all__ = ["PlainRead", "Read", "ReadInput", "is_binary", "not_found"]
 
 DEFAULT_LIMIT = 2000
 MAX_LINE = 2000
@@ -66,6 +70,7 @@ class Read:
     )
     read_only: ClassVar[bool] = True
     Input: ClassVar[type[BaseModel]] = ReadInput
+    numbered: ClassVar[bool] = True  # each line after its number, `cat -n` style
 
     async def run(self, args: ReadInput, ctx: ToolContext) -> ToolResult:
         path = await ctx.resolve(args.path)
@@ -91,7 +96,8 @@ class Read:
                 )
             return _image(path, media_type, title)
         file = await ctx.files.open_read(path)
-        output = await asyncio.to_thread(_numbered, file, path, args, ctx)
+        output = await asyncio.to_thread(_numbered, file, path, args, ctx,
+                                         numbered=self.numbered)
         instructions = _instructions(path, ctx)
         return ToolResult(note + output + instructions, title=title)
 
@@ -133,8 +139,20 @@ def _image(path: Path, media_type: str, title: str) -> ToolResult:
     return ToolResult(said, title=title, images=[ImageBlock(media_type, data)])
 
 
-def _numbered(opened: BinaryIO, path: Path, args: ReadInput, ctx: ToolContext) -> str:
-    """The lines `offset`.. of the file, `cat -n` style, within the output limit."""
+class PlainRead(Read):
+    """read for a small model: the file's text as it is, fenced under its path."""
+
+    description: ClassVar[str] = (
+        "Read a text file (shown as it is, in a fence under its path), list a folder, or "
+        "view an image. Use offset/limit for long files."
+    )
+    numbered: ClassVar[bool] = False
+
+
+def _numbered(opened: BinaryIO, path: Path, args: ReadInput, ctx: ToolContext, *,
+              numbered: bool = True) -> str:
+    """The lines `offset`.. of the file, `cat -n` style (or, not `numbered`, as they are in
+    a fence under the file's path), within the output limit."""
     start = args.offset or 1
     limit = args.limit or DEFAULT_LIMIT
     budget = ctx.settings.output_limit
@@ -153,7 +171,7 @@ def _numbered(opened: BinaryIO, path: Path, args: ReadInput, ctx: ToolContext) -
             line = raw.decode("utf-8", errors="replace").rstrip("\r\n")
             if len(line) > MAX_LINE:
                 line = line[:MAX_LINE] + f"... [line cut at {MAX_LINE} characters]"
-            entry = f"{number:6d}\t{line}"
+            entry = f"{number:6d}\t{line}" if numbered else line
             if used + len(entry) + 1 > budget and shown:
                 cut_at = number
                 continue
@@ -166,7 +184,8 @@ def _numbered(opened: BinaryIO, path: Path, args: ReadInput, ctx: ToolContext) -
             f"offset {start} is past the end of {ctx.relative(path)}, which has {total} lines."
         )
     last = start + len(shown) - 1
-    text = "\n".join(shown)
+    text = "\n".join(shown) if numbered else _fenced(ctx.relative(path), shown, start, last,
+                                                       total)
     if cut_at is not None:
         text += (
             f"\n\n[Output limit reached: showing lines {start}-{last} of {total}. "
@@ -175,6 +194,15 @@ def _numbered(opened: BinaryIO, path: Path, args: ReadInput, ctx: ToolContext) -
     elif last < total:
         text += f"\n\n[Showing lines {start}-{last} of {total}. Use offset={last + 1} to read on.]"
     return text
+
+
+def _fenced(title: str, lines: list[str], start: int, last: int, total: int) -> str:
+    """`lines` as they are in the file, in a fence under its path (and which lines they are,
+    when not all)."""
+    body = "\n".join(lines)
+    fence = fence_for(body)
+    part = f" (lines {start}-{last} of {total})" if start > 1 or last < total else ""
+    return f"{title}{part}\n{fence}{language_of(title)}\n{body}\n{fence}"
 
 
 def _instructions(path: Path, ctx: ToolContext) -> str:
