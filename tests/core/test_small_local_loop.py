@@ -67,13 +67,37 @@ def _step(content: str) -> Answer:
                   "text/event-stream")
 
 
+def _text(content: str) -> Answer:
+    """A free answer (no schema) as llama-server streams it."""
+    cut = len(content) // 2
+    return Answer(200, sse(delta(content[:cut]), delta(content[cut:]), delta(finish="stop")),
+                  "text/event-stream")
+
+
+def _answer(text: str) -> list[Answer]:
+    """The answer step, then the reply as the model's own text."""
+    return [_step('{"tool": "answer", "args": {}}'), _text(text)]
+
+
+def _write(path: str, content: str) -> list[Answer]:
+    """The write step (the path only), then the file's text in a fence under its path."""
+    return [_step(json.dumps({"tool": "write", "args": {"path": path}})),
+            _text(f"{path}\n```\n{content}```\n")]
+
+
+def _edit(path: str, search: str, replace: str) -> list[Answer]:
+    """The write step of a long file, then a SEARCH/REPLACE block."""
+    return [_step(json.dumps({"tool": "write", "args": {"path": path}})),
+            _text(f"{path}\n<<<<<<< SEARCH\n{search}\n=======\n{replace}\n>>>>>>> REPLACE\n")]
+
+
 def _of(events: Sequence[Event], kind: type) -> list[Any]:
     return [e for e in events if isinstance(e, kind)]
 
 
 def test_constrained_steps_run_tools_and_the_run_ends(tmp_path: Path) -> None:
     answers = [_step('{"tool": "read", "args": {"path": "README.md"}}'),
-               _step('{"answer": "The project is Marmalade."}')]
+               *_answer("The project is Marmalade.")]
     with LlamaLike(answers) as server:
         events = _run(tmp_path, server.base_url, "What is the project's name?",
                       options={"read_ahead": False})
@@ -93,7 +117,7 @@ def test_constrained_steps_run_tools_and_the_run_ends(tmp_path: Path) -> None:
 
 def test_held_steps_drop_the_warning_that_the_model_calls_tools_badly(tmp_path: Path) -> None:
     def warned(options: dict[str, Any]) -> bool:
-        answers = [_step('{"answer": "Hello."}')]
+        answers = [*_answer("Hello.")]
         with LlamaLike(answers) as server:
             events = _run(tmp_path, server.base_url, "hi",
                           options={**options, "read_ahead": False},
@@ -137,12 +161,12 @@ def test_a_request_past_the_window_is_compacted_and_asked_again(tmp_path: Path) 
     # our estimate fits the 8,192 tokens /props gave; the server counts more and refuses
     answers = [Answer(400, OVERFLOW_NEWER),
                _step("Earlier the person asked questions."),  # the summary
-               _step('{"answer": "Done."}')]
+               *_answer("Done.")]
     with LlamaLike(answers) as server:
         events = _run(tmp_path, server.base_url, "summarise", history=1,
                       options={"read_ahead": False})
         bodies = server.bodies
-    assert len(bodies) == 3
+    assert len(bodies) == 4  # refused, the summary, the step again, the reply
     assert "summary" in bodies[1]["messages"][0]["content"]
     assert len(json.dumps(bodies[2]["messages"])) < len(json.dumps(bodies[0]["messages"])) // 2
     notices = [n.text for n in _of(events, Notice)]
@@ -177,9 +201,8 @@ def _plan(kind: str, *files: str) -> Answer:
 def test_the_plan_is_asked_first_and_its_files_are_read_ahead(tmp_path: Path) -> None:
     readme = "# Marmalade\n\nA tiny marmalade-making library.\n"
     answers = [_plan("change", "README.md"),
-               _step(json.dumps({"tool": "write", "args": {"path": "README.md",
-                                                            "content": readme}})),
-               _step('{"answer": "Done: README.md says marmalade-making."}')]
+               *_write("README.md", readme),
+               *_answer("Done: README.md says marmalade-making.")]
     with LlamaLike(answers) as server:
         events = _run(tmp_path, server.base_url, "the readme should say marmalade, not jam",
                       files={"notes.txt": "nothing\n"})
@@ -195,7 +218,6 @@ def test_the_plan_is_asked_first_and_its_files_are_read_ahead(tmp_path: Path) ->
     assert "A tiny jam-making library." in first[-1]["content"]
     # a change was planned: the first step may not be an answer
     options = bodies[1]["response_format"]["json_schema"]["schema"]["anyOf"]
-    assert all("tool" in o["properties"] for o in options)
     # the planned file is short and was read whole above: this step is the change, written
     # whole (no edit), and nothing is offered to look again
     offered = [o["properties"]["tool"]["const"] for o in options]
@@ -203,10 +225,19 @@ def test_the_plan_is_asked_first_and_its_files_are_read_ahead(tmp_path: Path) ->
     # the prompt still describes the tools to look with: it stays the same from step to step
     assert bodies[1]["messages"][0]["content"] == bodies[2]["messages"][0]["content"]
     assert "- read(" in bodies[1]["messages"][0]["content"]
+    # the write step names the path only; the file's text is asked for next, free of JSON
+    text_ask = bodies[2]
+    assert "response_format" not in text_ask
+    assert json.loads(text_ask["messages"][-2]["content"]) == {
+        "tool": "write", "args": {"path": "README.md"}}
+    assert "README.md\n```markdown" in text_ask["messages"][-1]["content"]
+    # the next step's history begins with the very messages of the text request (cached)
+    assert bodies[3]["messages"][1:len(text_ask["messages"])] == text_ask["messages"][1:]
+    assert "```\n" + readme in bodies[3]["messages"][len(text_ask["messages"])]["content"]
     later = [o["properties"].get("tool", {}).get("const")
-             for o in bodies[2]["response_format"]["json_schema"]["schema"]["anyOf"]]
-    assert "read" in later and "edit" not in later
-    assert "answer" in json.dumps(bodies[2]["response_format"])
+             for o in bodies[3]["response_format"]["json_schema"]["schema"]["anyOf"]]
+    assert "read" in later and "edit" not in later and "answer" in later
+    assert "response_format" not in bodies[4]
     assert [s.name for s in _of(events, ToolStart)][-1] == "write"
     assert "marmalade-making" in (tmp_path / "project" / "README.md").read_text()
     assert any("The model's plan: a change (README.md)" in n.text for n in _of(events, Notice))
@@ -220,7 +251,7 @@ def test_a_planned_file_too_big_for_what_is_left_is_read_in_part_not_left_out(
     # and the big README.md was left out because .gitignore had used a little of the budget
     guide = "".join(f"Line {i} of the guide: how marmalade is made.\n" for i in range(5000))
     answers = [_plan("question", ".gitignore", "guide.md"),
-               _step('{"answer": "A jam-making library."}')]
+               *_answer("A jam-making library.")]
     with LlamaLike(answers) as server:
         _run(tmp_path, server.base_url, "what is this?",
              files={".gitignore": "dist/\n", "guide.md": guide})
@@ -241,7 +272,7 @@ def test_a_planned_file_too_big_for_what_is_left_is_read_in_part_not_left_out(
 def test_a_question_plan_offers_no_tool_that_changes_files(
     tmp_path: Path, request_text: str
 ) -> None:
-    answers = [_plan("question", "README.md"), _step('{"answer": "A jam-making library."}')]
+    answers = [_plan("question", "README.md"), *_answer("A jam-making library.")]
     with LlamaLike(answers) as server:
         _run(tmp_path, server.base_url, request_text)
         body = server.bodies[1]
@@ -254,13 +285,13 @@ def test_a_question_plan_offers_no_tool_that_changes_files(
 
 
 def test_a_plan_that_is_not_a_plan_leaves_the_run_as_it_is(tmp_path: Path) -> None:
-    answers = [_step('{"answer": "hello"}'), _step('{"answer": "It is Marmalade."}')]
+    answers = [_step('{"answer": "hello"}'), *_answer("It is Marmalade.")]
     with LlamaLike(answers) as server:
         events = _run(tmp_path, server.base_url, "name of this?")
         body = server.bodies[1]
     offered = [o["properties"].get("tool", {}).get("const")
                for o in body["response_format"]["json_schema"]["schema"]["anyOf"]]
-    assert "edit" in offered and None in offered  # every tool, and the answer
+    assert "write" in offered and "answer" in offered  # every tool, and the answer
     assert isinstance(events[-1], RunFinished) and events[-1].reason == "finished"
 
 
@@ -275,17 +306,14 @@ def test_after_a_change_the_project_s_tests_run_and_their_failure_goes_back(
              "test_slug.py": "from slug import slug\n\n\ndef test_lower():\n"
                              "    assert slug('A B') == 'a-b'\n"}
     fixed = "def slug(s):\n    return s.lower().replace(' ', '-')\n"
-    edit_test = {"tool": "write", "args": {"path": "test_slug.py", "content":
-                                           files["test_slug.py"].replace("'a-b'", "'A-B'")}}
+    edit_test = _write("test_slug.py", files["test_slug.py"].replace("'a-b'", "'A-B'"))
     stripped = "def slug(s):\n    return s.strip().replace(' ', '-')\n"
     answers = [_plan("change", "slug.py"),
-               _step(json.dumps({"tool": "write", "args": {
-                   "path": "slug.py", "content": stripped}})),
-               _step('{"answer": "Fixed."}'),
-               _step(json.dumps(edit_test)),
-               _step(json.dumps({"tool": "write",
-                                 "args": {"path": "slug.py", "content": fixed}})),
-               _step('{"answer": "slug lower-cases now."}')]
+               *_write("slug.py", stripped),
+               *_answer("Fixed."),
+               *edit_test,
+               *_write("slug.py", fixed),
+               *_answer("slug lower-cases now.")]
     with LlamaLike(answers) as server:
         events = _run(tmp_path, server.base_url, "slugs must be lower case", files=files)
         bodies = server.bodies
@@ -293,7 +321,7 @@ def test_after_a_change_the_project_s_tests_run_and_their_failure_goes_back(
     runs = [e for e in ends if e.name == "bash"]
     # ahead (fails), after the first answer (still fails), after the fix (passes)
     assert [r.is_error for r in runs][0] is True and runs[-1].is_error is False
-    nudge = [m["content"] for m in bodies[3]["messages"] if m["role"] == "user"][-1]
+    nudge = [m["content"] for m in bodies[5]["messages"] if m["role"] == "user"][-1]
     assert "The tests are correct, don't try and change them." in nudge
     refused = [e for e in ends if e.name == "write" and "is a test, and the tests are correct"
                in e.output]
@@ -305,14 +333,14 @@ def test_after_a_change_the_project_s_tests_run_and_their_failure_goes_back(
 def test_a_long_planned_file_keeps_edit_on_offer(tmp_path: Path) -> None:
     long = "".join(f"LINE_{i} = {i}\n" for i in range(200))
     answers = [_plan("change", "consts.py"),
-               _step(json.dumps({"tool": "edit", "args": {
-                   "path": "consts.py", "old_string": "LINE_7 = 7", "new_string": "LINE_7 = 8"}})),
-               _step('{"answer": "LINE_7 is 8."}')]
+               *_edit("consts.py", "LINE_7 = 7", "LINE_7 = 8"),
+               *_answer("LINE_7 is 8.")]
     with LlamaLike(answers) as server:
         events = _run(tmp_path, server.base_url, "LINE_7 should be 8",
                       files={"consts.py": long})
         options = server.bodies[1]["response_format"]["json_schema"]["schema"]["anyOf"]
-    assert "edit" in [o["properties"]["tool"]["const"] for o in options]
+    assert "write" in [o["properties"]["tool"]["const"] for o in options]
+    assert [s.name for s in _of(events, ToolStart)][-1] == "edit"
     assert "LINE_7 = 8\n" in (tmp_path / "project" / "consts.py").read_text()
     assert events[-1].reason == "finished"
 
@@ -327,19 +355,17 @@ def test_a_change_that_drops_a_name_the_tests_import_is_told_to_the_model(
     renamed = "def create_acronym(words):\n    pass\n"
     fixed = "def abbreviate(words):\n    return ''.join(w[0] for w in words.split())\n"
     answers = [_plan("change", "acronym.py"),
-               _step(json.dumps({"tool": "write", "args": {"path": "acronym.py",
-                                                            "content": renamed}})),
-               _step(json.dumps({"tool": "write", "args": {"path": "acronym.py",
-                                                            "content": fixed}})),
-               _step('{"answer": "abbreviate is written."}')]
+               *_write("acronym.py", renamed),
+               *_write("acronym.py", fixed),
+               *_answer("abbreviate is written.")]
     with LlamaLike(answers) as server:
         events = _run(tmp_path, server.base_url, "implement the stub",
                       files=files, options={"read_ahead": True})
         bodies = server.bodies
-    told = [m["content"] for m in bodies[2]["messages"] if m["role"] == "user"][-1]
+    told = [m["content"] for m in bodies[3]["messages"] if m["role"] == "user"][-1]
     assert "acronym_test.py imports abbreviate from acronym.py" in told
     assert "If the request did not ask to rename or remove these" in told
-    later = [m["content"] for m in bodies[3]["messages"] if m["role"] == "user"][-1]
+    later = [m["content"] for m in bodies[5]["messages"] if m["role"] == "user"][-1]
     assert "no longer defines" not in later  # the fixed file defines it again
     assert (tmp_path / "project" / "acronym.py").read_text() == fixed
     assert any("removed names other files import" in n.text for n in _of(events, Notice))
@@ -354,7 +380,7 @@ def test_a_question_whose_plan_names_a_test_file_gets_the_tests_run_ahead(
     monkeypatch.setenv("PATH", f"{Path(sys.executable).parent}:{os.environ['PATH']}")
     tests = "".join(f"def test_ok_{i}():\n    assert True\n\n\n" for i in range(3))
     tests += "def test_bad():\n    assert 1 == 2\n"
-    answers = [_plan("question", "test_arith.py"), _step('{"answer": "1 test fails."}')]
+    answers = [_plan("question", "test_arith.py"), *_answer("1 test fails.")]
     with LlamaLike(answers) as server:
         events = _run(tmp_path, server.base_url, "wie viele Tests schlagen fehl?",
                       files={"test_arith.py": tests})
@@ -368,7 +394,7 @@ def test_a_question_whose_plan_names_a_test_file_gets_the_tests_run_ahead(
 def test_the_parts_the_plan_names_are_put_back_before_the_model_works(tmp_path: Path) -> None:
     plan = {"files": ["README.md"], "new_files": [], "kind": "question",
             "parts": ["list the files", "  say what the   project does "]}
-    answers = [_step(json.dumps(plan)), _step('{"answer": "README.md: a jam library."}')]
+    answers = [_step(json.dumps(plan)), *_answer("README.md: a jam library.")]
     with LlamaLike(answers) as server:
         _run(tmp_path, server.base_url, "files? and what is it")
         bodies = server.bodies
@@ -382,7 +408,7 @@ def test_the_parts_the_plan_names_are_put_back_before_the_model_works(tmp_path: 
 def test_one_part_is_not_put_back(tmp_path: Path) -> None:
     plan = {"files": ["README.md"], "new_files": [], "kind": "question",
             "parts": ["say what the project does"]}
-    answers = [_step(json.dumps(plan)), _step('{"answer": "A jam library."}')]
+    answers = [_step(json.dumps(plan)), *_answer("A jam library.")]
     with LlamaLike(answers) as server:
         _run(tmp_path, server.base_url, "what is it")
         bodies = server.bodies
@@ -392,9 +418,8 @@ def test_one_part_is_not_put_back(tmp_path: Path) -> None:
 def test_a_write_of_the_text_a_file_has_already_is_refused(tmp_path: Path) -> None:
     stub = "def abbreviate(words):\n    pass\n"
     solved = "def abbreviate(words):\n    return ''.join(w[0] for w in words.split())\n"
-    write = _step(json.dumps({"tool": "write", "args": {"path": "acronym.py",
-                                                         "content": solved}}))
-    answers = [_plan("change", "acronym.py"), write, write, _step('{"answer": "Written."}')]
+    write = _write("acronym.py", solved)
+    answers = [_plan("change", "acronym.py"), *write, *write, *_answer("Written.")]
     with LlamaLike(answers) as server:
         events = _run(tmp_path, server.base_url, "write abbreviate",
                       files={"acronym.py": stub})
@@ -410,11 +435,9 @@ def test_a_test_file_the_change_plan_did_not_name_is_not_rewritten(tmp_path: Pat
                                 "    assert abbreviate('P N G') == 'PNG'\n"}
     solved = "def abbreviate(words):\n    return ''.join(w[0] for w in words.split())\n"
     answers = [_plan("change", "acronym.py"),
-               _step(json.dumps({"tool": "write", "args": {
-                   "path": "acronym_test.py", "content": "def test_png():\n    pass\n"}})),
-               _step(json.dumps({"tool": "write", "args": {"path": "acronym.py",
-                                                            "content": solved}})),
-               _step('{"answer": "Written."}')]
+               *_write("acronym_test.py", "def test_png():\n    pass\n"),
+               *_write("acronym.py", solved),
+               *_answer("Written.")]
     with LlamaLike(answers) as server:
         events = _run(tmp_path, server.base_url, "write abbreviate", files=files)
     ends = [e for e in _of(events, ToolEnd) if e.name == "write"]

@@ -281,9 +281,9 @@ def _tools() -> list[ToolSpec]:
 def test_step_schema_allows_one_call_of_an_offered_tool_or_an_answer() -> None:
     specs = _tools()
     schema = step_schema(specs)
-    names = [s["properties"]["tool"]["const"] for s in schema["anyOf"] if "tool" in s["properties"]]
-    assert names == [s.name for s in specs]
-    assert schema["anyOf"][-1]["required"] == ["answer"]
+    names = [s["properties"]["tool"]["const"] for s in schema["anyOf"]]
+    # edit is folded into write: the file's size picks the text's form, not the model
+    assert names == [s.name for s in specs if s.name != "edit"] + ["answer"]
     read = args_schema(next(s for s in specs if s.name == "read").parameters)
     assert read == {"properties": {"path": {"type": "string"}, "offset": {"type": "integer"},
                                    "limit": {"type": "integer"}},
@@ -291,8 +291,11 @@ def test_step_schema_allows_one_call_of_an_offered_tool_or_an_answer() -> None:
     # in a step, optional numbers and switches keep the tool's defaults
     reads = next(s for s in schema["anyOf"] if s["properties"].get("tool") == {"const": "read"})
     assert reads["properties"]["args"]["properties"] == {"path": {"type": "string"}}
-    edits = next(s for s in schema["anyOf"] if s["properties"].get("tool") == {"const": "edit"})
-    assert "replace_all" not in edits["properties"]["args"]["properties"]
+    # a write step names the file only: its text comes in the next, unconstrained request
+    writes = next(s for s in schema["anyOf"] if s["properties"].get("tool") == {"const": "write"})
+    assert writes["properties"]["args"]["properties"] == {"path": {"type": "string"}}
+    answers = schema["anyOf"][-1]
+    assert answers["properties"]["args"]["properties"] == {}
     text = json.dumps(schema)
     assert '"description": "' not in text and '"null"' not in text  # a property may be named so
 
@@ -320,8 +323,9 @@ def test_step_request_on_the_wire_has_the_schema_and_no_native_tools() -> None:
     assert 'You have the result of read {"path": "README.md"} above.' in result["content"]
     # the request is said again next to the results: small models lose it
     assert "The request is: What is this project?" in result["content"]
-    assert result["content"].endswith(
-        'written in the form the request asks for, if it asks for one.')
+    # the next step is a choice between a tool and the answer step; the answer's text
+    # (in the form the request asks for) comes in a request of its own
+    assert result["content"].endswith('or it is done, take the answer step.')
     held = to_wire(step_request(request, engine="llamacpp", answer=False))
     options = held["response_format"]["json_schema"]["schema"]["anyOf"]
     assert all("tool" in o["properties"] for o in options)  # a call, never an answer

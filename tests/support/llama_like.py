@@ -114,7 +114,9 @@ class LlamaLike:
                 length = int(self.headers.get("Content-Length") or 0)
                 owner.bodies.append(json.loads(self.rfile.read(length)))
                 if not queue:
-                    return self._send(Answer(500, b'{"error":{"code":500,"message":"no more"}}'))
+                    # 400, not 500: a test out of answers fails at once, not after retries
+                    return self._send(Answer(
+                        400, b'{"error":{"code":400,"message":"no more answers"}}'))
                 self._send(queue.pop(0))
 
         self._server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)

@@ -64,6 +64,10 @@ class ToolCallBegin:
     call_id: str
     name: str
     signature: str | None = None  # attached to the call (Gemini's thoughtSignature)
+    # a call read from text the model wrote (providers/localserver/textsteps.py): how it
+    # was asked for, kept on the part (ToolPart.meta) so the history shows it as it was
+    from_text: bool = False
+    meta: dict[str, str] | None = None
 
 
 @dataclass(slots=True)

@@ -20,6 +20,7 @@ Every other event passes at once. The caller tells the model what was dropped.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
@@ -120,7 +121,7 @@ class CallGuard:
             return []
         index = self.kept
         self.kept += 1
-        begin = ToolCallBegin(index, held.begin.call_id, held.begin.name, held.begin.signature)
+        begin = dataclasses.replace(held.begin, index=index)
         return [begin, ToolArgsChunk(index, text)] if text else [begin]
 
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import re
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -40,6 +41,19 @@ REPEAT_HINT = (
     "\n\n[Note: this is the same call with the same result as before. Do not repeat it: use "
     "the result above, or answer the user now.]"
 )
+
+
+# what differs between two runs of one command with the same outcome: how long it took
+# (pytest's "1 passed in 0.02s"), a clock time, an address; left out when calls are compared
+# (the same test run, its time different each time, was made twenty times)
+_INCIDENTAL = re.compile(
+    r"\b\d+(?:\.\d+)?\s*(?:s|ms|us|µs|sec|secs|seconds?|minutes?)\b"
+    r"|\b\d{1,2}:\d{2}:\d{2}(?:[.,]\d+)?\b|\b0x[0-9a-fA-F]{4,}\b")
+
+
+def comparable(output: str) -> str:
+    """`output` without what differs between two runs with the same outcome (`_INCIDENTAL`)."""
+    return _INCIDENTAL.sub("#", output)
 
 
 class Stop(Exception):
@@ -130,6 +144,10 @@ class ToolRunner:
 
             repair_unknown(part, self.tools)
         self.emit(ToolStart(part.call_id, part.name, part.input, part.from_text))
+        unreadable = (part.meta or {}).get("unreadable")
+        if unreadable:  # a change the model wrote as text that could not be read: why
+            self.finish(message, part, unreadable, error=True)
+            return
         tool = self.tools.get(part.name)
         if tool is None:
             known = ", ".join(sorted(self.tools))
@@ -148,7 +166,7 @@ class ToolRunner:
             return
         part.state = "running"
         self.save(message, part)
-        part.meta = {}
+        part.meta = dict(part.meta or {})  # what the call came with stays (how it was asked)
         ctx = self._context(tool, part)
         try:
             from totem.tools.containment import contain
@@ -247,7 +265,8 @@ class ToolRunner:
 
     def _seen(self, part: ToolPart) -> int:
         """How many times the run has made this call with this result, this one counted."""
-        signature = json.dumps([part.name, part.input, part.output], sort_keys=True)
+        signature = json.dumps([part.name, part.input, comparable(part.output)],
+                               sort_keys=True)
         count = self.seen_calls.get(signature, 0) + 1
         self.seen_calls[signature] = count
         return count

@@ -52,7 +52,8 @@ from totem.providers.base import (
     UsageReport,
 )
 from totem.providers.catalog.catalogue import cost
-from totem.providers.localserver.stepmode import schema_option, step_events, step_request
+from totem.providers.localserver.stepmode import schema_option, step_request
+from totem.providers.localserver.textsteps import text_steps
 from totem.providers.transport.overflow import context_overflow, window_in_error
 from totem.providers.transport.retry import stream_with_retry
 from totem.run.agent import Agent, CacheClock
@@ -173,6 +174,8 @@ class Run:
             await self._prepare()
             await self.assist.before_first_step()
             reason, detail = await self._loop()
+        except Stop as stop:  # in a call the assist made (make_calls)
+            reason, detail = await self._stopped(stop, None)
         except (Aborted, asyncio.CancelledError):
             if not self.abort.aborted:
                 raise
@@ -228,7 +231,10 @@ class Run:
             parts.append(part)
         message.finish = "tool_calls"
         self.agent.store.finish_message(message)
-        await self.runner.execute(message, parts, guarded=False)
+        # they count as the model's own: a step of the budget, and for the repeat guard
+        # (the same test run made again and again ends the run as the model's would)
+        self.steps += 1
+        await self.runner.execute(message, parts)
         return parts
 
     async def ask_schema(self, system: str, text: str, schema: dict[str, Any]) -> str:
@@ -284,10 +290,19 @@ class Run:
                     self.synthetic_user(self.dropped_note)
                     self.dropped_note = ""
             except Stop as stop:
-                if stop.reason == "repeat":
-                    return await self._closing("repeat", REPEAT_NOTE)
-                self._note(message, stop.detail, "warning")
-                return stop.reason, stop.detail
+                return await self._stopped(stop, message)
+
+    async def _stopped(self, stop: Stop, message: Message | None
+                       ) -> tuple[FinishReason, str]:
+        """How the run ends after a guard stopped it: a closing answer after repeats, else
+        the guard's reason, noted on `message` (or told, when the stop came outside a step)."""
+        if stop.reason == "repeat":
+            return await self._closing("repeat", REPEAT_NOTE)
+        if message is not None:
+            self._note(message, stop.detail, "warning")
+        elif stop.detail:
+            self.emit(Notice(stop.detail, "warning"))
+        return stop.reason, stop.detail
 
     def _truncated(self, message: Message, continuations: int) -> tuple[FinishReason, str]:
         """The answer still hit the output limit after asking it to continue: say so."""
@@ -460,8 +475,22 @@ class Run:
                                    answer_now=hold.answer_now if hold else "",
                                    plan=self.agent.mode == "plan",
                                    not_now=hold.not_now if hold else frozenset())
-            return step_events(self.agent.provider.stream(stepped))
+            return text_steps(self.agent.provider, stepped, engine=sampling.engine,
+                              answer_now=bool(hold and hold.answer_now),
+                              file_lines=self._file_lines)
         return self.agent.provider.stream(request)
+
+    def _file_lines(self, path: str) -> int | None:
+        """How many lines the project's file `path` has (None: no such text file), for the
+        format a change of it is written in (providers/localserver/edit_formats.py)."""
+        target = self.agent.root / path
+        try:
+            if not target.is_file():
+                return None
+            with target.open("rb") as file:
+                return sum(1 for _ in file)
+        except (OSError, ValueError):
+            return None
 
     async def _stream(
         self, request: ModelRequest, recorder: StepRecorder, guard: CallGuard | None

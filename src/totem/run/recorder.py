@@ -134,6 +134,8 @@ class StepRecorder:
                     call_id=call_id or f"call_{self.message.id}_{index}",
                     name=name,
                     signature=signature,
+                    from_text=event.from_text,
+                    meta=dict(event.meta) if event.meta else None,
                 )
                 self.tools[index] = part
                 self._open = None

@@ -10,12 +10,13 @@ Before its first step:
      question whose plan names a test file, their brief output;
   3. the misspellings codespell knows in the files read, as a note.
 During the run: for a question, no step is offered a tool that changes a file; for a
-change, the first step must be a call, and when the files it plans (tests aside) are short,
-they are written whole (edit is not offered: Aider's `whole` format). After a change of a
-Python module, names other files import from it that it no longer defines are told. A few
-calls are refused before they run: an edit the run already made word for word, a whole-file
-write that drops most of an existing file, and a change of an existing test file the plan
-did not name (when the plan names others, or after the tests failed).
+change, the first step must be a call, and when the files it plans (tests aside) are short
+and one is a stub (smallmodel/stubs.py), they are written whole (edit is not offered:
+Aider's `whole` format). After a change of a Python module, names other files import from
+it that it no longer defines are told. A few calls are refused before they run: an edit the
+run already made word for word, a whole-file write that drops most of an existing file or
+copies read's line numbers into it, and a change of an existing test file the plan did not
+name (when the plan names others, or after the tests failed).
 After an answer without calls: an answer copied from the instructions, given without
 looking, or naming paths the project lacks is sent back once; a change the plan said and
 the run did not make, twice at most; after a change the project's tests run, and a failure
@@ -29,6 +30,7 @@ project's tests, asked like any other.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -45,6 +47,7 @@ from totem.smallmodel.project import (
     named_files,
     text_files,
 )
+from totem.smallmodel.stubs import is_stub
 from totem.smallmodel.surface import text
 from totem.smallmodel.test_command import is_test_file, project_test_command
 
@@ -68,10 +71,15 @@ MIN_REQUEST_WORDS = 3
 MIN_KEPT = 1 / 3  # a whole-file write must keep this share of an existing file's lines
 MIN_LENGTH = 2 / 3  # and be at least this long: the 1.5B "added an import" by writing 2 of 6
 MIN_LINES_GUARDED = 2  # of a one-line file, a write may keep nothing
-# A change whose planned files (tests aside) are all this short is made by writing the whole
-# file, as Aider's `whole` format does (well-formed even on the 0.5B): edit is not offered.
-# The 1.5B, given edit on a 2-line stub, renamed the function three times and wrote no body.
+# A change whose planned files (tests aside) are all this short, and one of them a stub
+# (smallmodel/stubs.py), is made by writing the whole file, as Aider's `whole` format does
+# (well-formed even on the 0.5B): edit is not offered. The 1.5B, given edit on a 2-line
+# stub, renamed the function three times and wrote no body.
 WHOLE_FILE_LINES = 120
+# a write where a third of the lines begin with a padded number, as read shows them
+# ("     1\t"), copies the read's line numbers into the file (the 1.5B wrote
+# "     1.\ndef clamp(...)"); a plain "1. item" or a column of numbers is not one
+LINE_NUMBER = re.compile(r"^\s+\d+(?:\t|[.:)]?\s*$)")
 
 
 def budget_for(window: int | None) -> int:
@@ -153,15 +161,16 @@ class SmallModelAssist:
         return parse_plan(answer.strip(), self.run.root, paths)
 
     def _short_change(self, files: Sequence[ProjectFile]) -> bool:
-        """A change whose planned files, tests aside, exist and are all short; the model
-        then writes each whole (see WHOLE_FILE_LINES)."""
+        """A change whose planned files, tests aside, exist and are all short, one of them a
+        stub; the model then writes each whole (see WHOLE_FILE_LINES)."""
         plan = self.plan
         if plan is None or plan.kind != "change" or "write" not in self.run.tools:
             return False
         by_path = {f.path: f for f in files}
         code = [by_path[p] for p in plan.files if p in by_path and not is_test_file(p)]
         return bool(code) and all(
-            len(f.text.splitlines()) <= WHOLE_FILE_LINES for f in code)
+            len(f.text.splitlines()) <= WHOLE_FILE_LINES for f in code) and any(
+            is_stub(f.path, f.text) for f in code)
 
     def _planned_read_whole(self, parts: Sequence[ToolPart]) -> bool:
         """Whether every existing file of the plan was read whole by the calls ahead."""
@@ -248,13 +257,12 @@ class SmallModelAssist:
         question = self.plan is not None and self.plan.kind == "question"
         if question:
             return StepHold(answer=answer, withheld=CHANGING)
-        if not self.whole_files:
-            return StepHold(answer=answer)
         # a step that must make the change, with every planned file read whole above, is
-        # the change itself (Aider's whole format): the 1.5B, offered read, read the stub it
-        # had just been shown until the repeat guard ended the run
+        # the change itself: the 1.5B, offered read, read the stub it had just been shown
+        # until the repeat guard ended the run
         looking = LOOKING if not answer and self.all_read else frozenset()
-        return StepHold(answer=answer, withheld=frozenset({"edit"}), not_now=looking)
+        withheld = frozenset({"edit"}) if self.whole_files else frozenset()
+        return StepHold(answer=answer, withheld=withheld, not_now=looking)
 
     def refusal(self, name: str, args: Mapping[str, Any]) -> str | None:
         path = args.get("path")
@@ -268,8 +276,9 @@ class SmallModelAssist:
         if name == "edit":
             return self._made_already(args)
         if name == "write":
-            return (self._same_text(path, args.get("content"))
-                    or self._drops_most(path, args.get("content")))
+            content = args.get("content")
+            return (self._same_text(path, content) or self._empties(path, content)
+                    or self._line_numbers(path, content) or self._drops_most(path, content))
         return None
 
     def _planned_change_elsewhere(self, path: str) -> bool:
@@ -320,6 +329,32 @@ class SmallModelAssist:
         return (f"Refused: {path} already has exactly this text; nothing was changed. If the "
                 "request is done, answer with what you changed; if not, write what is still "
                 "missing.")
+
+    def _empties(self, path: str, content: object) -> str | None:
+        """A write of no text over a file that has some: never done, it deletes nothing (the
+        1.5B, asked to remove a file, wrote it empty four times)."""
+        if not isinstance(content, str) or content.strip():
+            return None
+        before = self.originals.get(path)
+        if not before or not before.strip():
+            return None
+        return (f"Refused: this would leave {path} empty, and nothing was written. Write the "
+                "file's whole text; an empty file is not a way to remove one.")
+
+    def _line_numbers(self, path: str, content: object) -> str | None:
+        """A write where many lines begin with line numbers (read's) the file does not have."""
+        if not isinstance(content, str):
+            return None
+        written = [line for line in content.splitlines() if line.strip()]
+        before = [line for line in (self.originals.get(path) or "").splitlines()
+                  if line.strip()]
+        numbered = sum(1 for line in written if LINE_NUMBER.match(line))
+        had = sum(1 for line in before if LINE_NUMBER.match(line))
+        if len(written) < 2 or numbered * 3 < len(written) or had * 3 >= len(before) > 0:
+            return None
+        return (f"Refused: many lines of this text for {path} begin with a line number, as "
+                "read shows them; the numbers are not part of the file, and nothing was "
+                "changed. Write the file's own text only, with no numbers before the lines.")
 
     def _drops_most(self, path: str, content: object) -> str | None:
         """A whole-file write that keeps too little of an existing file (small models write
@@ -387,7 +422,9 @@ class SmallModelAssist:
             self.act_nudges += 1
             self.must_act = True
             run.emit(Notice("The model planned a change and made none; asking it to make it."))
-            how = ("write the file whole, with every line it keeps and your change in it"
+            how = ("take the write step with the file's path, then give its text"
+                   if run.sampling.constrained else
+                   "write the file whole, with every line it keeps and your change in it"
                    if self.whole_files else
                    "edit a file you have read (old_string copied exactly from it, new_string "
                    "the new text), or write a file whole")

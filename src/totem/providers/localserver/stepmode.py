@@ -6,12 +6,17 @@ with `response_format`; Ollama with `format`) removes the whole class: the reque
 no native tools, and the schema lets the answer be only
 
     {"tool": NAME, "args": ARGS}    one call of an offered tool, ARGS valid for that tool
-    {"answer": TEXT}                the reply to the person
+    {"tool": "write", "args": {"path": PATH}}   a change of a file: its text comes next
+    {"tool": "answer", "args": {}}  the reply to the person: its text comes next
     {"plan": [STEP, ...]}           in plan mode, the answer: the steps of the plan
 
+JSON only chooses the action. The text of a change and the reply are the model's own plain
+text, asked for in a second, unconstrained request (`textsteps.py`): code is never escaped
+inside a JSON string, and no schema key stands in for the form the person asked for.
+
 `step_request(request, ...)` turns a request into that form (the tools described in the
-system prompt, earlier calls written as the same JSON, their results as text), and
-`step_events(events)` turns the answer back into the events every adapter emits (a
+system prompt, earlier calls written as the same steps, their results as text), and
+`textsteps.text_steps` turns the answer back into the events every adapter emits (a
 `ToolCallBegin` with its arguments, or text), so the loop does not know the difference.
 """
 
@@ -38,8 +43,8 @@ from totem.providers.base import (
 from totem.providers.localserver.sampling import LLAMACPP_ANSWER_SAMPLERS
 
 __all__ = [
-    "args_schema", "loop_cut", "schema_option", "step_args", "step_events", "step_request",
-    "step_schema",
+    "ANSWER", "CHANGING", "actions", "args_schema", "loop_cut", "reply_text", "schema_option",
+    "step_args", "step_events", "step_request", "step_schema",
 ]
 
 Json = dict[str, Any]
@@ -97,9 +102,31 @@ PLAN_STEP: Json = {
 
 
 PLAN_INSTRUCTION = (
-    '\n\nThis is plan mode: instead of {"answer": ...}, end with {"plan": ["first step", '
+    '\n\nThis is plan mode: instead of the answer step, end with {"plan": ["first step", '
     '"second step", ...]}, the steps of your plan in order. Nothing is changed until the '
     "person approves it.")
+
+
+# the tools whose arguments carry a file's text: in a step the model gives only the path,
+# and writes the text next, in the format its file takes (edit_formats.py)
+CHANGING = ("write", "edit")
+ANSWER = "answer"  # the step that chooses to reply; the reply's text comes next
+_PATH_ONLY: Json = {"type": "object", "properties": {"path": {"type": "string"}},
+                    "required": ["path"], "additionalProperties": False}
+_NO_ARGS: Json = {"type": "object", "properties": {}, "additionalProperties": False}
+
+
+def actions(specs: list[ToolSpec]) -> list[ToolSpec]:
+    """The tools a step chooses among: one change action (write) stands for edit too, since
+    the format of the text that follows is chosen by the file, not by the model."""
+    names = {s.name for s in specs}
+    return [s for s in specs if not (s.name == "edit" and "write" in names)]
+
+
+def _action_args(spec: ToolSpec) -> Json:
+    if spec.name in CHANGING:
+        return {**_PATH_ONLY, "properties": dict(_PATH_ONLY["properties"])}
+    return step_args(spec.parameters)
 
 
 def step_schema(
@@ -107,11 +134,12 @@ def step_schema(
     paths: Mapping[str, list[str]] | None = None, plan: bool = False,
 ) -> Json:
     """The schema of one step: (when `call`) a call of one of `specs` or (when `answer`)
-    an answer. With `paths`, only the tools it names are offered, each with its `path`
-    argument held to the paths listed for it (a tool with none listed is not offered)."""
+    the answer step. With `paths`, only the tools it names are offered, each with its
+    `path` argument held to the paths listed for it (a tool with none listed is not
+    offered)."""
     steps: list[Json] = []
-    for spec in specs if call else []:
-        args = step_args(spec.parameters)
+    for spec in actions(specs) if call else []:
+        args = _action_args(spec)
         if paths is not None:
             if not paths.get(spec.name) or "path" not in args.get("properties", {}):
                 continue
@@ -122,8 +150,9 @@ def step_schema(
     if (answer or not steps) and plan:  # a plan-mode answer is a list of steps
         steps.append(PLAN_STEP)
     elif answer or not steps:
-        steps.append({"type": "object", "properties": {"answer": {"type": "string"}},
-                      "required": ["answer"], "additionalProperties": False})
+        steps.append({"type": "object",
+                      "properties": {"tool": {"const": ANSWER}, "args": _NO_ARGS},
+                      "required": ["tool", "args"], "additionalProperties": False})
     return {"anyOf": steps}
 
 
@@ -150,10 +179,23 @@ def _signature(schema: Json) -> str:
 
 
 def _tool_lines(specs: list[ToolSpec]) -> str:
-    return "\n".join(
-        f"- {spec.name}({_signature(step_args(spec.parameters))}): {spec.description.strip()}"
-        for spec in specs
-    )
+    lines = []
+    for spec in actions(specs):
+        if spec.name in CHANGING:
+            lines.append(f"- write(path): {_next_text('write')}")
+        else:
+            lines.append(f"- {spec.name}({_signature(step_args(spec.parameters))}): "
+                         f"{spec.description.strip()}")
+    return "\n".join([*lines, f"- {ANSWER}(): {_next_text('answer-tool')}"])
+
+
+def _call_words(part: ToolPart) -> str:
+    """A call as the model is reminded of it: a change by its path alone (its text is in
+    the history as the model wrote it, never inside JSON)."""
+    args = _written_args(part)
+    if part.name in CHANGING:
+        args = {"path": args.get("path")}
+    return f"{part.name} {json.dumps(args, ensure_ascii=False)}"
 
 
 def _as_steps(
@@ -161,26 +203,39 @@ def _as_steps(
 ) -> list[Message]:
     """An assistant message with its calls written as steps, then a user message with
     their results, the request again and what to do next (a small model reads a plain
-    result best, and forgets a request that is far above)."""
+    result best, and forgets a request that is far above). A change written as text comes
+    back as it was made: the step that chose it, what the model was asked to write, and
+    the text it wrote (the server's cache of the prompt still holds)."""
     tools = [p for p in message.parts if isinstance(p, ToolPart)]
     if message.role != "assistant" or not tools:
         return [message]
     parts: list[Part] = [p for p in message.parts if not isinstance(p, ToolPart)]
+    before: list[Message] = []
+    texted = next((p for p in tools if p.meta and "step" in p.meta and "asked" in p.meta),
+                  None)
+    if texted is not None and texted.meta is not None:
+        before = [
+            Message(f"{message.id}_step", message.session_id, "assistant",
+                    [TextPart(texted.meta["step"])]),
+            Message(f"{message.id}_asked", message.session_id, "user",
+                    [TextPart(texted.meta["asked"])]),
+        ]
     for part in tools:
         if not part.from_text:  # a call written as text is in the message's text already
             step = {"tool": part.name, "args": _written_args(part)}
             parts.append(TextPart(json.dumps(step, ensure_ascii=False)))
-    calls = [f"{p.name} {json.dumps(_written_args(p), ensure_ascii=False)}" for p in tools]
+    calls = list(dict.fromkeys(_call_words(p) for p in tools))
     results = [
-        f"Result of {call}:\n{p.output if p.state in ('completed', 'error') else ABORTED_OUTPUT}"
-        for call, p in zip(calls, tools, strict=True)
+        f"Result of {_call_words(p)}:\n"
+        f"{p.output if p.state in ('completed', 'error') else ABORTED_OUTPUT}"
+        for p in tools
     ]
     # the real 0.5B model called the same tool again until told plainly to answer now
     next_step = _next_text(answer_now or ("question" if question else "next"))
     next_step = next_step.replace("{calls}", " and ".join(calls))
     text = "\n\n".join([*results, next_step.replace("{request}", request or "(see above)")])
     user = Message(f"{message.id}_results", message.session_id, "user", [TextPart(text)])
-    return [dataclasses.replace(message, parts=parts), user]
+    return [*before, dataclasses.replace(message, parts=parts), user]
 
 
 def _latest_request(messages: list[Message]) -> str:
@@ -203,6 +258,16 @@ def _next_text(kind: str) -> str:
     words, and asked for "a sentence" wrote "5") or a change that did what the request
     gives word for word ("done")."""
     return (Path(__file__).with_name(f"stepmode-{kind}.txt")).read_text(encoding="utf-8").strip()
+
+
+def reply_text(request: str) -> str:
+    """What the model is asked after it chose to answer: its reply, as plain text."""
+    return _next_text("reply").replace("{request}", request or "(see above)")
+
+
+def latest_request(messages: list[Message]) -> str:
+    """What the person last asked (see `_latest_request`)."""
+    return _latest_request(messages)
 
 
 def _written_args(part: ToolPart) -> Json:
@@ -233,7 +298,7 @@ def step_request(
     schema = step_schema(callable_now, answer=answer, call=not answer_now, paths=paths,
                          plan=plan)
     # offered no tool that changes a file, the request asks a question (see run/loop.py)
-    question = not any(t.name in ("edit", "write", "patch") for t in request.tools)
+    question = not any(t.name in (*CHANGING, "patch") for t in request.tools)
     asked = _latest_request(request.messages)
     tools = _instructions().replace("{tools}", _tool_lines(request.tools))
     if plan:
