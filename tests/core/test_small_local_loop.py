@@ -444,3 +444,17 @@ def test_a_test_file_the_change_plan_did_not_name_is_not_rewritten(tmp_path: Pat
     assert "acronym_test.py is a test, and the tests are correct" in ends[0].output
     assert (tmp_path / "project" / "acronym_test.py").read_text() == files["acronym_test.py"]
     assert (tmp_path / "project" / "acronym.py").read_text() == solved
+
+
+def test_a_file_text_that_loops_is_cut_while_it_streams_and_nothing_is_written(
+        tmp_path: Path) -> None:
+    looping = "    total = total + 1\n" * 200  # the same line, far past the guard's limit
+    answers = [_step(json.dumps({"tool": "write", "args": {"path": "count.py"}})),
+               _text(f"count.py\n```python\ndef count():\n{looping}```\n"),
+               *_answer("I could not write it.")]
+    with LlamaLike(answers) as server:
+        events = _run(tmp_path, server.base_url, "write count.py",
+                      options={"read_ahead": False}, model="qwen2.5-coder-0.5b-instruct")
+    assert not [e for e in _of(events, ToolEnd) if e.name == "write"]
+    assert not (tmp_path / "project" / "count.py").exists()
+    assert any("kept repeating the same text" in n.text for n in _of(events, Notice))

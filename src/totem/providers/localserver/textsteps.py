@@ -106,9 +106,10 @@ async def text_steps(
     follow = _free(_then(stepped, step, asked), engine, answer=False)
     reply: list[str] = []
     end = StreamEnd("stop")
-    async for event in provider.stream(follow):
+    # the file's text streams through the run's call guard, which ends this generator
+    # when the text degenerates into a loop; _tapped then closes the server's stream too
+    async for event in _tapped(provider.stream(follow), reply):
         if isinstance(event, TextChunk):
-            reply.append(event.text)
             yield event
         elif isinstance(event, UsageReport):
             usage.add(event.usage)
