@@ -50,10 +50,11 @@ def test_a_claimed_fix_that_was_never_made_exits_4(tmp_path: Path) -> None:
     assert "recieve" in (root / "utils.py").read_text()
     assert "tools" not in chats[0]  # the plan step: what the request needs, as JSON
     first = chats[1]
-    # the planned file is short: it is written whole, so edit is not offered (the tools to
-    # look with stay: native tools are the prompt, and the server's cache of it)
+    # the planned file has real bodies (not a stub): it is changed with edit, so edit is
+    # offered beside write (the tools to look with stay: native tools are the prompt, and
+    # the server's cache of it)
     assert [t["function"]["name"] for t in first["tools"]] == [
-        "read", "glob", "grep", "write", "bash"]
+        "read", "glob", "grep", "edit", "write", "bash"]
     assert first["messages"][0]["content"].startswith("You are totem. You work on the files")
     # the file was read ahead for it, so it is not told to look but to make the change
     assert "def recieve(data):" in json.dumps(first["messages"])

@@ -35,11 +35,14 @@ def stable_token(*, rotate: bool = False, path: Path | None = None) -> str:
         kept = _kept(where)
         if kept is not None:
             return kept
-        if not where.exists():  # else malformed, or readable by others: replaced below
+        if not where.exists():
             _write_private(where, new_token(), replace=False)  # whoever writes first wins
-            kept = _kept(where)
-            if kept is not None:
-                return kept
+        # read again: ours, or that of a worker that wrote it since the first read (one
+        # that found no file and then a file must not take it for a malformed one)
+        kept = _kept(where)
+        if kept is not None:
+            return kept
+        # else the file is malformed, or readable by others: replaced below
     token = new_token()
     _write_private(where, token, replace=True)
     return token
