@@ -458,3 +458,85 @@ def test_a_file_text_that_loops_is_cut_while_it_streams_and_nothing_is_written(
     assert not [e for e in _of(events, ToolEnd) if e.name == "write"]
     assert not (tmp_path / "project" / "count.py").exists()
     assert any("kept repeating the same text" in n.text for n in _of(events, Notice))
+
+
+def test_a_small_model_reads_the_file_as_it_is_under_its_path(tmp_path: Path) -> None:
+    answers = [_step('{"tool": "read", "args": {"path": "README.md"}}'),
+               *_answer("The project is Marmalade.")]
+    with LlamaLike(answers) as server:
+        events = _run(tmp_path, server.base_url, "What is the project's name?",
+                      options={"read_ahead": False}, model="qwen2.5-coder-1.5b-instruct")
+    [read] = [e for e in _of(events, ToolEnd) if e.name == "read"]
+    assert "# Marmalade\n\nA tiny jam-making library." in read.output
+    assert "README.md" in read.output and "```" in read.output
+    assert not any(line.lstrip()[:1].isdigit() for line in read.output.splitlines())
+
+
+@pytest.mark.parametrize("reply", [
+    "Here is the file:\n\nclamp.py\n```python\n{text}```\n\nThis clamps the value.",
+    "```\n{text}```",
+    "clamp.py\n```py\n{text}\n```",
+])
+def test_a_whole_file_in_the_forms_small_models_write_is_written(
+        tmp_path: Path, reply: str) -> None:
+    stub = "def clamp(x, low, high):\n    pass\n"
+    text = "def clamp(x, low, high):\n    return max(low, min(x, high))\n"
+    answers = [_plan("change", "clamp.py"),
+               _step(json.dumps({"tool": "write", "args": {"path": "clamp.py"}})),
+               _text(reply.format(text=text)),
+               *_answer("clamp is written.")]
+    with LlamaLike(answers) as server:
+        events = _run(tmp_path, server.base_url, "write clamp", files={"clamp.py": stub})
+    assert (tmp_path / "project" / "clamp.py").read_text() == text
+    assert [e.name for e in _of(events, ToolEnd) if not e.is_error][-1] == "write"
+    assert events[-1].reason == "finished"
+
+
+def test_a_file_text_that_cannot_be_read_gets_a_plain_reason_and_changes_nothing(
+        tmp_path: Path) -> None:
+    stub = "def clamp(x, low, high):\n    pass\n"
+    answers = [_plan("change", "clamp.py"),
+               _step(json.dumps({"tool": "write", "args": {"path": "clamp.py"}})),
+               _text("I would use max and min here."),
+               _step(json.dumps({"tool": "write", "args": {"path": "clamp.py"}})),
+               _text("clamp.py\n```python\ndef clamp(x, low, high):\n"
+                     "    return max(low, min(x, high))\n```\n"),
+               *_answer("clamp is written.")]
+    with LlamaLike(answers) as server:
+        events = _run(tmp_path, server.base_url, "write clamp", files={"clamp.py": stub})
+        bodies = server.bodies
+    first = [e for e in _of(events, ToolEnd) if e.name == "write"][0]
+    assert first.is_error and "fence" in first.output
+    # the reason is what the model is told next, in plain words
+    assert first.output in json.dumps(bodies[3]["messages"])
+    assert "return max(low, min(x, high))" in (tmp_path / "project" / "clamp.py").read_text()
+
+
+def test_the_same_test_run_made_again_and_again_is_stopped_by_the_repeat_guard(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import os
+    import sys
+
+    from totem.smallmodel.test_command import project_test_command
+
+    monkeypatch.setenv("PATH", f"{Path(sys.executable).parent}:{os.environ['PATH']}")
+    # each run takes its own time, which pytest prints ("1 failed, 1 passed in 0.13s")
+    files = {"test_arith.py": "import random, time\n\n\ndef test_ok():\n"
+                              "    time.sleep(0.05 + random.random() / 5)\n\n\n"
+                              "def test_bad():\n    assert 1 == 2\n"}
+    (tmp_path / "project").mkdir()
+    (tmp_path / "project" / "test_arith.py").write_text(files["test_arith.py"])
+    command = project_test_command(tmp_path / "project", brief=True)
+    assert command is not None
+    bash = _step(json.dumps({"tool": "bash", "args": {"command": command}}))
+    # the tests are run ahead for the question (a call made for the model), then the model
+    # runs the same command again and again: each output differs in its time only
+    answers = [_plan("question", "test_arith.py"), bash, bash, bash, bash,
+               *_answer("1 test fails.")]
+    with LlamaLike(answers) as server:
+        events = _run(tmp_path, server.base_url, "how many tests fail?", files=files)
+    runs = [e for e in _of(events, ToolStart) if e.name == "bash"]
+    assert runs[0].input["command"] != command  # the run made ahead, counted as a step
+    assert [r.input["command"] for r in runs[1:]] == [command] * 3  # the third is the last
+    assert events[-1].reason == "repeat"

@@ -141,6 +141,8 @@ class WholeFile:
         body = lines[start + 1:end if end is not None else len(lines)]
         if body and _path_line(body[0], path) and len(body) > 1:
             body = body[1:]  # the path repeated as the block's first line
+        while body and not body[-1].strip():  # a blank line before the closing fence is
+            body = body[:-1]                   # the model's spacing, not the file's end
         content = "\n".join(body)
         return [Call("write", {"path": path, "content": content + "\n" if content else ""})]
 
