@@ -52,6 +52,11 @@ def arguments(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--scratch", type=Path, default=Path("/tmp/totem-exercism"),
                         help="where the working copies are made (one runner per folder)")
     parser.add_argument("--threads", type=int, default=2, help="llama-server -t")
+    parser.add_argument("--resume", action="store_true",
+                        help="keep the rows already in --out and skip what they record")
+    parser.add_argument("--baseline", type=Path, action="append", default=[],
+                        help="results JSON of an earlier run (Aider's, in "
+                             "bench/exercism/baseline/) shown beside this run's (repeatable)")
     return parser.parse_args(argv)
 
 
@@ -126,12 +131,15 @@ def run(args: argparse.Namespace) -> list[dict[str, Any]]:
         "tries": args.tries, "threads": args.threads, "agents": args.agents,
         "aider_python": str(aider_python) if aider_python else None, "models": {},
     }
-    rows: list[dict[str, Any]] = []
+    rows: list[dict[str, Any]] = _recorded(args.out) if args.resume else []
+    done = {(r["model"], r["agent"], r["exercise"]) for r in rows}
     for model in models:
         with _server(model, args, meta) as server:
             agents = _agents(args.agents, server, args, aider_python)
             for exercise in exercises:
                 for agent in agents:
+                    if (model, agent.name, exercise.name) in done:
+                        continue
                     result = run_exercise(
                         exercise, agent, model=model, scratch=args.scratch / model,
                         transcripts=out_dir / "transcripts" / model / exercise.name,
@@ -147,6 +155,27 @@ def run(args: argparse.Namespace) -> list[dict[str, Any]]:
     return rows
 
 
+def _recorded(out: Path) -> list[dict[str, Any]]:
+    """The rows an earlier, interrupted run saved to `out` (none when there is no file)."""
+    if not out.is_file():
+        return []
+    try:
+        rows = json.loads(out.read_text())["results"]
+    except (OSError, ValueError, KeyError, TypeError) as exc:
+        raise SystemExit(f"--resume: {out} is not a results file of this harness ({exc})") from exc
+    print(f"resuming: {len(rows)} rows kept from {out}", flush=True)
+    return list(rows)
+
+
+def _baseline_rows(paths: list[Path]) -> list[dict[str, Any]]:
+    """Rows of stored runs, their agent named `NAME (baseline)` to keep them apart in the table."""
+    rows: list[dict[str, Any]] = []
+    for path in paths:
+        rows += [{**row, "agent": f"{row['agent']} (baseline)"}
+                 for row in json.loads(path.read_text())["results"]]
+    return rows
+
+
 def _save(out: Path, meta: dict[str, Any], rows: list[dict[str, Any]]) -> None:
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(json.dumps({"meta": meta, "results": rows}, indent=1))
@@ -155,8 +184,9 @@ def _save(out: Path, meta: dict[str, Any], rows: list[dict[str, Any]]) -> None:
 def main(argv: list[str] | None = None) -> int:
     # SIGTERM unwinds like Ctrl-C, so that the server and agents started here are stopped
     signal.signal(signal.SIGTERM, lambda number, frame: sys.exit(128 + number))
-    rows = run(arguments(argv))
-    print(table(rows))
+    args = arguments(argv)
+    rows = run(args)
+    print(table(_baseline_rows(args.baseline) + rows))
     return 0
 
 
