@@ -71,6 +71,29 @@ def test_many_new_errors_come_worst_first_in_a_few_lines_and_old_ones_are_not_re
     assert note[6:] == ["  ... and 2 more"]
 
 
+def test_two_errors_fixed_one_edit_at_a_time_each_fix_says_what_is_left(tmp_path: Path) -> None:
+    root = _python_project(tmp_path)
+    (root / "app.py").write_text(GOOD_PY + "other: int = add(3, 4)\n")
+    edits = Edits(root, python_server())
+
+    async def session() -> tuple[str, str, str]:
+        broken, _ = await edits.call(Write(), path="app.py", content=(
+            GOOD_PY.replace("add(1, 2)", 'add(1, "two")') + 'other: int = add("three", 4)\n'))
+        first, _ = await edits.call(Edit(), path="app.py", old_string='add(1, "two")',
+                                    new_string="add(1, 2)")
+        second, _ = await edits.call(Edit(), path="app.py", old_string='add("three", 4)',
+                                     new_string="add(3, 4)")
+        await edits.servers.aclose()
+        return broken.output, first.output, second.output
+
+    broken, first, second = asyncio.run(session())
+    assert "[Diagnostics] app.py: 2 new errors, from basedpyright-langserver:" in broken
+    left = first.split("[Diagnostics] ", 1)[1].splitlines()
+    assert left[0] == "app.py: 1 error fixed, 1 left, from basedpyright-langserver:"
+    assert left[1].startswith("  line 6: error: Argument of type") and len(left) == 2
+    assert "[Diagnostics] app.py: no errors now, from basedpyright-langserver." in second
+
+
 def test_a_typescript_type_error_comes_back_from_a_patch_and_a_write_fixes_it(
         tmp_path: Path) -> None:
     root = tmp_path / "project"

@@ -12,7 +12,8 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-__all__ = ["MAX_SHOWN", "Problem", "errors_of", "new_problems", "problem_of", "report"]
+__all__ = ["MAX_SHOWN", "Problem", "errors_of", "new_problems", "problem_of", "report",
+           "report_left"]
 
 MAX_SHOWN = 5  # lines of problems a result gets
 MAX_MESSAGE = 200  # characters kept of one message
@@ -77,4 +78,16 @@ def report(relative: str, server: str, new: Sequence[Problem], *, total: int) ->
     lines += [f"  {p.line_text()}" for p in shown]
     if len(new) > len(shown):
         lines.append(f"  ... and {len(new) - len(shown)} more")
+    return "\n".join(lines)
+
+
+def report_left(relative: str, server: str, left: Sequence[Problem], *, fixed: int) -> str:
+    """The lines after a fix that left errors behind: how many went, and those still there."""
+    shown = sorted(left, key=lambda p: (p.line, p.column))[:MAX_SHOWN]
+    gone = f"{fixed} error{'' if fixed == 1 else 's'} fixed"
+    still = f"{len(left)} left"
+    lines = [f"{relative}: {gone}, {still}, from {server}:"]
+    lines += [f"  {p.line_text()}" for p in shown]
+    if len(left) > len(shown):
+        lines.append(f"  ... and {len(left) - len(shown)} more")
     return "\n".join(lines)

@@ -23,7 +23,14 @@ from typing import TYPE_CHECKING, Literal, TypeAlias
 
 from totem.events import Notice
 from totem.lsp.launch import Launch, server_argv
-from totem.lsp.problems import Problem, errors_of, new_problems, problem_of, report
+from totem.lsp.problems import (
+    Problem,
+    errors_of,
+    new_problems,
+    problem_of,
+    report,
+    report_left,
+)
 from totem.settings.lsp import LspServer, LspSettings
 
 if TYPE_CHECKING:
@@ -56,7 +63,7 @@ class LanguageServers:
         self.launch = launch  # where a sandbox wraps the servers' command lines
         self._slots: dict[str, _Slot] = {}
         self._known: dict[Path, list[Problem]] = {}  # each file's problems at its last check
-        self._reported: set[Path] = set()  # files whose last check reported new errors
+        self._reported: set[Path] = set()  # files with reported errors not all fixed yet
         self._marked: dict[tuple[Path, tuple[str, ...]], bool] = {}  # folder -> has a root
 
     def _in_project(self, server: LspServer, path: Path) -> bool:
@@ -97,7 +104,8 @@ class LanguageServers:
     async def check(self, path: Path, before: bytes | None, *, relative: str,
                     say: Say | None = None) -> str:
         """The note on `path` just changed (its content before was `before`, None for a new
-        file): its new errors, or that the errors reported before are gone; "" for none."""
+        file): its new errors; after a fix of errors reported before, those still left, down to
+        "no errors now"; "" when there is nothing new to say."""
         server = self.settings.for_suffix(path.suffix)
         if server is None or not path.is_file() or path.stat().st_size > MAX_BYTES:
             return ""
@@ -175,11 +183,17 @@ class LanguageServers:
             self._reported.add(path)
             return report(relative, Path(server.command[0]).name, new,
                           total=len(errors_of(after)))
-        if path in self._reported:
+        if path not in self._reported:
+            return ""
+        name = Path(server.command[0]).name
+        left = errors_of(after)
+        if not left:
             self._reported.discard(path)
-            if not errors_of(after):
-                return f"{relative}: no errors now, from {Path(server.command[0]).name}."
-        return ""
+            return f"{relative}: no errors now, from {name}."
+        fixed = len(errors_of(known)) - len(left)
+        if fixed <= 0:
+            return ""  # the errors reported stay as they were: nothing new to say
+        return report_left(relative, name, left, fixed=fixed)
 
     async def aclose(self) -> None:
         """Stop every server this session started."""
