@@ -6,7 +6,12 @@ from __future__ import annotations
 import asyncio
 from pathlib import Path
 
-from tests.support.language_servers import Edits, python_server, typescript_server
+from tests.support.language_servers import (
+    Edits,
+    python_server,
+    typescript7_server,
+    typescript_server,
+)
 from totem.tools.edit import Edit
 from totem.tools.patch import Patch
 from totem.tools.write import Write
@@ -118,4 +123,28 @@ def test_a_typescript_type_error_comes_back_from_a_patch_and_a_write_fixes_it(
     assert "line 2: error: Type 'string' is not assignable to type 'number'. [2322]" in broken
     assert "math.ts: no errors now, from typescript-language-server." in fixed
     assert "use.ts: 1 new error" in new and "line 2: error: Type 'number' is not" in new
+    assert edits.said() == []
+
+
+def test_typescript_7s_own_server_offers_only_pulled_diagnostics_and_they_come_back(
+        tmp_path: Path) -> None:
+    root = tmp_path / "project"
+    root.mkdir()
+    (root / "tsconfig.json").write_text('{"compilerOptions": {"strict": true}}\n')
+    (root / "math.ts").write_text(GOOD_TS)
+    edits = Edits(root, typescript7_server())
+
+    async def session() -> tuple[str, str, str]:
+        broken, _ = await edits.call(Edit(), path="math.ts", old_string="return a + b;",
+                                     new_string="return `${a}${b}`;")
+        fixed, _ = await edits.call(Write(), path="math.ts", content=GOOD_TS)
+        again, _ = await edits.call(Write(), path="math.ts", content=GOOD_TS + "\n")
+        await edits.servers.aclose()
+        return broken.output, fixed.output, again.output
+
+    broken, fixed, again = asyncio.run(session())
+    assert "math.ts: 1 new error, from tsc:" in broken
+    assert "line 2: error: Type 'string' is not assignable to type 'number'. [2322]" in broken
+    assert "math.ts: no errors now, from tsc." in fixed
+    assert "[Diagnostics]" not in again
     assert edits.said() == []

@@ -120,3 +120,56 @@ def test_a_missing_server_is_one_notice_and_never_an_error(tmp_path: Path) -> No
     assert all(out.startswith("Created ") for out in outputs)
     assert said == ["No diagnostics for nosuch files: its language server "
                     "no-such-language-server-here is not installed."]
+
+
+# offers only pulled diagnostics (LSP 3.17), as TypeScript 7's `tsc --lsp` does: it never
+# publishes; each line with BAD is an error; its first answer asks to be asked again
+PULL_ONLY = """import sys
+from lsprotocol import types
+from pygls.exceptions import JsonRpcException
+from pygls.lsp.server import LanguageServer
+
+server = LanguageServer("pull-only", "1")
+asked = []
+
+@server.feature(types.TEXT_DOCUMENT_DIAGNOSTIC,
+                types.DiagnosticOptions(inter_file_dependencies=False,
+                                        workspace_diagnostics=False, identifier="fake"))
+def diagnostic(ls, params):
+    asked.append(params.identifier)
+    open(sys.argv[0] + ".asked", "a").write(f"{params.identifier}\\n")
+    if len(asked) == 1:
+        raise JsonRpcException(code=-32802, message="busy: ask again",
+                               data={"retriggerRequest": True})
+    text = ls.workspace.get_text_document(params.text_document.uri).source
+    items = [types.Diagnostic(
+        range=types.Range(types.Position(n, 0), types.Position(n, len(line))),
+        message=f"BAD on line {n + 1}", severity=types.DiagnosticSeverity.Error)
+        for n, line in enumerate(text.splitlines()) if "BAD" in line]
+    return types.RelatedFullDocumentDiagnosticReport(items=items)
+
+server.start_io()
+"""
+
+
+def test_a_server_that_offers_only_pulled_diagnostics_is_asked_for_them(tmp_path: Path) -> None:
+    server = script_server(tmp_path, "pull", PULL_ONLY, first_wait=10.0, wait=10.0)
+    edits = Edits(_project(tmp_path), server)
+
+    async def session() -> list[str]:
+        outputs = []
+        for content in ("ok\nBAD one\nok\n", "ok\nfine\nok\n", "still ok\n"):
+            result, _ = await edits.call(Write(), path="f.pull", content=content)
+            outputs.append(result.output)
+        await edits.servers.aclose()
+        return outputs
+
+    broken, fixed, clean = asyncio.run(session())
+    note = broken.split("[Diagnostics] ", 1)[1].splitlines()
+    assert note[0].startswith("f.pull: 1 new error, from ")
+    assert note[1:] == ["  line 2: error: BAD on line 2"]
+    assert "f.pull: no errors now" in fixed
+    assert "[Diagnostics]" not in clean
+    assert edits.said() == []  # no wait ran out: nothing was "not checked"
+    asked = Path(server.command[1] + ".asked").read_text().splitlines()
+    assert asked == ["fake"] * 4  # the cancelled first ask, then one per write, by its name

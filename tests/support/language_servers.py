@@ -3,6 +3,7 @@ them (a fresh ToolContext per call, the session's after-write hook given to it).
 
     python_server()      basedpyright-langserver, installed beside this Python ('.[lsp]')
     typescript_server()  typescript-language-server from tests/node (npm), with typescript
+    typescript7_server() TypeScript 7's own `tsc --lsp --stdio` from tests/node (pull only)
     script_server(...)   a tiny program posing as a server (it crashes, hangs or logs starts)
 
 A missing real server skips the test, unless TOTEM_REQUIRE_LSP=1 (scripts/test.sh) says it
@@ -25,7 +26,7 @@ from totem.policy.permission import PermissionService
 from totem.settings.lsp import LspServer, LspSettings
 from totem.tools.base import Tool, ToolContext, ToolResult, ToolSettings, parse_arguments
 
-__all__ = ["Edits", "python_server", "script_server", "typescript_server"]
+__all__ = ["Edits", "python_server", "script_server", "typescript7_server", "typescript_server"]
 
 NODE_BIN = Path(__file__).resolve().parents[1] / "node" / "node_modules" / ".bin"
 
@@ -46,6 +47,16 @@ def typescript_server() -> LspServer:
                     "is not on PATH", required_by="TOTEM_REQUIRE_LSP")
     return LspServer("typescript", (str(program), "--stdio"), frozenset((".ts", ".js")),
                      roots=("tsconfig.json",), first_wait=60.0, wait=30.0)
+
+
+def typescript7_server() -> LspServer:
+    program = NODE_BIN.parent / "typescript7" / "bin" / "tsc"
+    if not program.exists() or shutil.which("node") is None:
+        unavailable("TypeScript 7 is not in tests/node (npm install) or node is not on PATH",
+                    required_by="TOTEM_REQUIRE_LSP")
+    return LspServer("typescript", (str(program), "--lsp", "--stdio"),
+                     frozenset((".ts", ".js")), roots=("tsconfig.json",), first_wait=60.0,
+                     wait=30.0)
 
 
 def script_server(folder: Path, name: str, body: str, **settings: Any) -> LspServer:

@@ -1,16 +1,19 @@
 """One language server over stdio: started, given a file's text, its diagnostics awaited, stopped.
 
 The protocol is pygls's `LanguageClient` (JSON-RPC framing, requests and notifications as
-lsprotocol types); this module only says what a check needs of it. Diagnostics are the ones
-a server pushes (`textDocument/publishDiagnostics`), which every server sends, where pulling
-(`textDocument/diagnostic`) is offered by pyright but not by typescript-language-server:
+lsprotocol types); this module only says what a check needs of it. Which diagnostics are read
+is chosen from what the server says it offers at initialize:
 
-- a server that says which version its diagnostics are of (pyright, gopls, rust-analyzer) is
-  read when it answers for the version sent;
-- one that does not (typescript-language-server) sends nothing at all when a clean file stays
-  clean, so the file is closed and opened again with its new text, which always brings an
-  answer: the empty one for the close is skipped, and the answer after it is taken once the
-  server has been quiet for `SETTLE` seconds (it sends syntax, then semantic problems).
+- a server that offers pulled diagnostics (LSP 3.17 `diagnosticProvider`: pyright,
+  TypeScript 7's `tsc --lsp`) is asked `textDocument/diagnostic` after each change, and its
+  answer is the file's diagnostics (a server that offers only these pushes nothing);
+- otherwise the ones it pushes (`textDocument/publishDiagnostics`) are awaited: a server that
+  says which version its diagnostics are of (gopls, rust-analyzer) is read when it answers for
+  the version sent; one that does not (typescript-language-server) sends nothing at all when a
+  clean file stays clean, so the file is closed and opened again with its new text, which
+  always brings an answer: the empty one for the close is skipped, and the answer after it is
+  taken once the server has been quiet for `SETTLE` seconds (it sends syntax, then semantic
+  problems).
 
 A wait that runs out asks the server a question it must answer (an unknown method): an answer
 says it is busy (`Slow`), none says it hangs (`ServerFailed`, hung). A server that exits is
@@ -31,6 +34,8 @@ from typing import Any
 __all__ = ["LANGUAGE_IDS", "Connection", "ServerFailed", "Slow"]
 
 SETTLE = 0.15  # seconds of quiet after an unversioned server's first answer
+# the errors of a diagnostic request that mean "ask again": ServerCancelled, ContentModified
+_ASK_AGAIN = (-32802, -32801)
 PROBE = 2.0  # seconds a server that is not hung takes to answer an unknown request
 STOP = 2.0  # seconds given to shut down before the server is killed
 LANGUAGE_IDS = {
@@ -84,6 +89,10 @@ class Connection:
         self._open: dict[str, int] = {}  # uri -> the version last sent
         self._answered: set[str] = set()  # uris the server has published diagnostics for
         self._versioned: bool | None = None  # whether its diagnostics name their version
+        self._pulls = False  # it offers textDocument/diagnostic: asked, not awaited
+        self._identifier: str | None = None  # the name its diagnostic option gives, if any
+        self._pulled: dict[str, list[Any]] = {}  # uri -> the last full report's items
+        self._gone = asyncio.Event()  # set when the server exits
 
     async def start(self, timeout: float) -> None:
         """Start the server and initialize it; ServerFailed when it exits or hangs."""
@@ -96,6 +105,7 @@ class Connection:
             async def server_exit(self, server: asyncio.subprocess.Process) -> None:
                 connection._exited = True
                 connection._arrived.set()
+                connection._gone.set()
 
         client = Client("totem", "1")
         self._client = client
@@ -124,16 +134,20 @@ class Connection:
                 text_document=lsp.TextDocumentClientCapabilities(
                     publish_diagnostics=lsp.PublishDiagnosticsClientCapabilities(
                         version_support=True),
+                    diagnostic=lsp.DiagnosticClientCapabilities(dynamic_registration=False),
                     synchronization=lsp.TextDocumentSyncClientCapabilities()),
                 workspace=lsp.WorkspaceClientCapabilities(configuration=True,
                                                           workspace_folders=True)),
         )
         try:
-            await asyncio.wait_for(client.initialize_async(params), timeout)
+            result = await asyncio.wait_for(client.initialize_async(params), timeout)
         except TimeoutError:
             raise ServerFailed(f"no answer to initialize in {timeout:g} s", hung=True) from None
         except Exception as exc:  # it exited: pygls fails the request with its exit code
             raise ServerFailed(self._exit_text(exc), hung=False) from None
+        offered = result.capabilities.diagnostic_provider
+        self._pulls = offered is not None
+        self._identifier = getattr(offered, "identifier", None)
         client.initialized(lsp.InitializedParams())
         self._answering = True
 
@@ -165,7 +179,10 @@ class Connection:
         uri = path.as_uri()
         skip = self._send(uri, path, text)
         try:
-            found = await self._wait(uri, self._open[uri], timeout, skip=skip)
+            if self._pulls:
+                found = await self._pull(uri, timeout)
+            else:
+                found = await self._wait(uri, self._open[uri], timeout, skip=skip)
         except TimeoutError:
             if await self._answers():
                 raise Slow(f"no diagnostics in {timeout:g} s") from None
@@ -187,7 +204,7 @@ class Connection:
         try:
             if version is None:
                 client.text_document_did_open(lsp.DidOpenTextDocumentParams(item))
-            elif self._versioned is not False:
+            elif self._pulls or self._versioned is not False:
                 client.text_document_did_change(lsp.DidChangeTextDocumentParams(
                     lsp.VersionedTextDocumentIdentifier(uri=uri, version=item.version),
                     [lsp.TextDocumentContentChangeWholeDocument(text=text)]))
@@ -224,6 +241,40 @@ class Connection:
                     return unversioned[-1].diagnostics
                 raise TimeoutError
             await self._next(left)
+
+    async def _pull(self, uri: str, timeout: float) -> list[Any]:
+        """Ask the server for the file's diagnostics (textDocument/diagnostic). A server that
+        cancels the request because the text changed under it is asked again."""
+        from lsprotocol import types as lsp
+
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + timeout
+        params = lsp.DocumentDiagnosticParams(text_document=lsp.TextDocumentIdentifier(uri=uri),
+                                              identifier=self._identifier)
+        while True:
+            request = asyncio.ensure_future(self._client.text_document_diagnostic_async(params))
+            gone = asyncio.ensure_future(self._gone.wait())
+            done, _ = await asyncio.wait({request, gone}, timeout=max(deadline - loop.time(), 0),
+                                         return_when=asyncio.FIRST_COMPLETED)
+            gone.cancel()
+            if request not in done:
+                request.cancel()
+                if self._exited:
+                    raise ServerFailed(self._exit_text(), hung=False)
+                raise TimeoutError
+            try:
+                report = request.result()
+            except Exception as exc:  # the error answer (pygls's JsonRpcException), or the exit
+                if self._exited:
+                    raise ServerFailed(self._exit_text(), hung=False) from None
+                retry = getattr(exc, "code", None) in _ASK_AGAIN
+                if not retry or loop.time() >= deadline:
+                    raise ServerFailed(f"its diagnostics failed: {exc}", hung=False) from None
+                await asyncio.sleep(SETTLE)
+                continue
+            if getattr(report, "kind", "full") == "full":
+                self._pulled[uri] = list(report.items)
+            return self._pulled.get(uri, [])
 
     async def _next(self, timeout: float) -> bool:
         """Wait for the next publication (or the exit); False when none came in time."""
