@@ -231,3 +231,35 @@ def test_with_the_sandbox_on_a_command_runs_here_wrapped_not_in_the_editors_term
     assert editor.permissions == [] and editor.commands == []
     assert not outside.exists()
     assert _final(editor.updates[sid], "bash").status in ("completed", "failed")
+
+
+def _path_without(tmp_path: Path, program: str) -> str:
+    """A PATH of every program this one has, but `program` (links in one folder)."""
+    folder = tmp_path / "bin"
+    folder.mkdir()
+    for place in os.environ.get("PATH", "").split(os.pathsep):
+        if not os.path.isdir(place):
+            continue
+        for name in os.listdir(place):
+            link = folder / name
+            if name != program and not link.exists() and not link.is_symlink():
+                link.symlink_to(os.path.join(place, name))
+    return str(folder)
+
+
+def test_with_no_sandbox_here_a_line_in_the_editors_terminal_says_so_in_the_log_only(
+    tmp_path: Path,
+) -> None:
+    # the sandbox is on (the default) but bwrap is missing: the line goes to the editor's
+    # terminal, as asked; the missing sandbox is not message text in the conversation
+    project = Project(tmp_path)
+    project.env["PATH"] = _path_without(tmp_path, "bwrap")
+    editor = Editor(answers=["allow_once"], terminal=True)
+    turns = [{"tool": "bash", "args": {"command": "ls"}}, {"text": "Listed."}]
+    log = tmp_path / "acp.log"
+    sid = _one_prompt(project, editor, turns, "List the files", log=log)
+    assert [c[-1] for c in editor.commands] == ["ls"]
+    said = text_of(editor.updates[sid], AgentMessageChunk)
+    assert "Listed." in said and "sandbox" not in said
+    assert "Commands run without a sandbox: bubblewrap (bwrap) is not installed" in (
+        log.read_text())

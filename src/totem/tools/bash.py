@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import logging
 import os
 import re
 import signal
@@ -160,6 +161,7 @@ async def ask_to_run(
 
 
 _NOTICES: set[str] = set()  # what was said about a missing sandbox, once per process
+_log = logging.getLogger("totem.sandbox")
 
 
 def sandbox_plan(ctx: ToolContext) -> SandboxPlan | None:
@@ -173,10 +175,16 @@ def sandbox_plan(ctx: ToolContext) -> SandboxPlan | None:
 
     found = available()
     if not found.works:
-        if found.reason not in _NOTICES and ctx.emit is not None:
+        if found.reason not in _NOTICES:
             _NOTICES.add(found.reason)
-            ctx.emit(Notice(f"Commands run without a sandbox: {found.reason}. They are asked "
-                            "for as before (see `totem doctor`).", "warning"))
+            text = (f"Commands run without a sandbox: {found.reason}. They are asked for as "
+                    "before (see `totem doctor`).")
+            if ctx.terminal is not None or ctx.emit is None:
+                # the editor runs them in its own terminal: nothing of totem's to warn about
+                # in the conversation; the log keeps the line
+                _log.warning(text)
+            else:
+                ctx.emit(Notice(text, "warning"))
         return None
     return make_plan(settings, ctx.root)
 
