@@ -122,6 +122,9 @@ def test_a_whole_session_in_an_editor(tmp_path: Path) -> None:
                 await conn.cancel(session_id=sid)
                 cancelled = await asyncio.wait_for(story, 30)
                 assert cancelled.stop_reason == "cancelled"
+                # the server never said what the cut answer cost: its tokens are estimated
+                assert cancelled.usage is not None and cancelled.usage.input_tokens > 0
+                assert cancelled.usage.output_tokens > 0
                 return sid
 
         sid = asyncio.run(first())

@@ -129,6 +129,7 @@ class Run:
         self.steps = 0
         self.rounds = 0
         self.current: StepRecorder | None = None
+        self.in_flight: ModelRequest | None = None  # the request of the answer streaming now
         self.compactor = Compactor(
             window=agent.context_window,
             reserve=agent.sampling.max_tokens or agent.profile.max_output or 4_096,
@@ -514,6 +515,7 @@ class Run:
                 asked = dataclasses.replace(asked, options={**asked.options, "stream": False})
 
         def attempt() -> AsyncIterator[StreamEvent]:  # each try guarded afresh
+            self.in_flight = asked
             opened = self._open(asked)
             return guard_calls(opened, guard) if guard is not None else opened
 
@@ -665,14 +667,28 @@ class Run:
         self._append_part(message, notice)
 
     def _interrupt(self) -> None:
-        """After an abort: keep what was streamed, close every unfinished tool part."""
+        """After an abort: keep what was streamed, close every unfinished tool part; the
+        answer cut short counts its tokens (estimated: its server never said them)."""
         if self.current is not None:
             self.current.end()
+            self._count_cut_answer(self.current.message)
         last = self.history[-1]
         for part in last.parts:
             if isinstance(part, ToolPart) and part.state in ("pending", "running"):
                 self.runner.finish(last, part, ABORTED_OUTPUT, error=True)
         self._note(last, "Aborted by the user.", "warning")
+
+    def _count_cut_answer(self, message: Message) -> None:
+        """An answer stopped mid-stream gets no usage from its server; its request was read
+        and its text written all the same: both are counted, estimated as characters / 4."""
+        request = self.in_flight
+        if request is None or message.usage != Usage():
+            return
+        spent = Usage(input=estimate(request.system, request.messages, request.tools),
+                      output=estimate("", [message], []))
+        message.usage = spent
+        self.usage.add(spent)
+        self.agent.store.finish_message(message)
 
     def _provider_failure(self, exc: ProviderError) -> str:
         if self.current is not None:
