@@ -78,6 +78,25 @@ def test_old_tool_results_shortened_first_and_images_replaced() -> None:
     assert again.messages[1].parts[0] == first  # the shortened prefix stays stable
 
 
+def test_tool_results_of_an_earlier_request_are_shortened_when_asked_however_small() -> None:
+    # a small model's assist keeps only this request's work whole (whole_from)
+    def read(i: int) -> Message:
+        return _message(i, "assistant", ToolPart(
+            call_id=f"c{i}", name="read", input={"path": "a.py"}, raw_input="{}",
+            state="completed", output=f"a.py v{i}\n" + "z" * 400))
+
+    history = [_message(0, "user", TextPart("first")), read(1), read(2),
+               _message(3, "user", TextPart("second")), read(4)]
+    for window in (None, 100_000):
+        compactor = Compactor(window=window)
+        assert compactor.plan(history, system="", specs=[]).shortened == 0
+        compactor.whole_from = history[3].id
+        plan = compactor.plan(history, system="", specs=[])
+        outputs = [p.output for m in plan.messages for p in m.parts if isinstance(p, ToolPart)]
+        assert [o.startswith("[read result elided") for o in outputs] == [True, True, False]
+        assert plan.shortened == 2 and outputs[2] == history[4].parts[0].output
+
+
 def test_unknown_window_means_no_compaction() -> None:
     big = _message(1, "assistant", ToolPart(call_id="c", name="read", output="x" * 100_000))
     plan = Compactor(window=None).plan([_message(0, "user", TextPart("hi")), big],

@@ -7,6 +7,7 @@ picks the small-model handling from the model file's name, and the loop does the
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import json
 from collections.abc import Sequence
 from pathlib import Path
@@ -540,3 +541,42 @@ def test_the_same_test_run_made_again_and_again_is_stopped_by_the_repeat_guard(
     assert runs[0].input["command"] != command  # the run made ahead, counted as a step
     assert [r.input["command"] for r in runs[1:]] == [command] * 3  # the third is the last
     assert events[-1].reason == "repeat"
+
+
+def test_a_second_request_sees_the_first_ones_reads_shortened_and_its_own_whole(
+        tmp_path: Path) -> None:
+    # on a CPU the prompt is read at ~40 tokens a second: the files read and the tests run
+    # for the request before are stale (they are read again) and are not sent whole again
+    root = tmp_path / "project"
+    root.mkdir()
+    (root / "README.md").write_text("# Marmalade\n\nA tiny jam-making library.\n")
+    answers = [_plan("question", "README.md"), *_answer("It makes jam."),
+               _plan("question", "README.md"), *_answer("Still jam.")]
+    pconf = ProviderConfig("local", "openai", options={}, models={})
+    with LlamaLike(answers) as server:
+        config = Config(model="local/local", providers={"local": dataclasses.replace(
+            pconf, base_url=server.base_url)})
+        store = SqliteStore(tmp_path / "store.db")
+
+        async def go() -> None:
+            service = SessionService(root, mode="yes", config=config, store=store)
+            try:
+                session = service.open()
+                for text in ("What does the project make?", "And what does it make now?"):
+                    [e async for e in service.run(session, text, abort=AbortSignal())]
+            finally:
+                await service.aclose()
+
+        try:
+            asyncio.run(go())
+        finally:
+            store.close()
+        bodies = server.bodies
+    last = "\n".join(str(m["content"]) for m in bodies[-1]["messages"])
+    assert last.count("A tiny jam-making library.") == 1  # this request's read, whole
+    assert "[read result elided to save context" in last  # the first request's, shortened
+    assert "It makes jam." in last
+    # the reply is asked for with the person's own words, not the results above them
+    assert bodies[-1]["messages"][-1]["content"].startswith(
+        "Write your reply to the person now, as plain text (no JSON). "
+        "The request is: And what does it make now?")

@@ -147,6 +147,11 @@ class Compactor:
     reserve: int = 4_096
     shortened_until: int = 0  # tool results in messages before this index are shortened
     summaries: int = field(default=0)
+    # the message from which tool results are kept whole, those before it shortened whatever
+    # the size (None: only as the window needs): set by an assist whose model's window is
+    # for the request at hand, where the files read and the tests run for an earlier one
+    # are stale and cost the most time (a CPU reads ~40 prompt tokens a second)
+    whole_from: str | None = None
 
     @property
     def budget(self) -> int | None:
@@ -160,14 +165,16 @@ class Compactor:
         messages = _with_summaries(history)
         tokens = estimate(system, messages, specs)
         budget = self.budget
-        if budget is None or (tokens <= budget and self.shortened_until == 0):
+        ids = [m.id for m in messages]
+        stale = ids.index(self.whole_from) if self.whole_from in ids else 0
+        if stale == 0 and (budget is None or (tokens <= budget and self.shortened_until == 0)):
             return Plan(messages, tokens)
         tool_messages = [i for i, m in enumerate(messages) if any(
             isinstance(p, ToolPart) for p in m.parts)]
         protected = tool_messages[-KEEP_RECENT:][0] if tool_messages else len(messages)
-        if tokens > budget:
+        if budget is not None and tokens > budget:
             self.shortened_until = max(self.shortened_until, protected)
-        limit = min(self.shortened_until, protected)
+        limit = max(min(self.shortened_until, protected), stale)
         derived = [
             _map_tools(m, _shorten) if i < limit else _map_tools(m, _image_free)
             if i < protected else m
@@ -177,7 +184,7 @@ class Compactor:
             1 for m in messages[:limit] for p in m.parts if isinstance(p, ToolPart)
         )
         tokens = estimate(system, derived, specs)
-        if tokens <= budget:
+        if budget is None or tokens <= budget:
             return Plan(derived, tokens, shortened)
         cut = self._cut(derived, system=system, specs=specs, budget=budget)
         if cut > 0:

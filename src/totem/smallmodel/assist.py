@@ -132,6 +132,8 @@ class SmallModelAssist:
         request = run.request_text()
         if run.nested or not self.look_ahead or not request.strip():
             return
+        if run.first > 0:  # an earlier request's reads and test runs: stale, and the most
+            run.compactor.whole_from = run.history[run.first].id  # prompt to read again
         files, many = text_files(run.root)
         self.plan = await self._ask_plan(files, request)
         if self.plan is not None:

@@ -218,7 +218,7 @@ def _as_steps(
             Message(f"{message.id}_step", message.session_id, "assistant",
                     [TextPart(texted.meta["step"])]),
             Message(f"{message.id}_asked", message.session_id, "user",
-                    [TextPart(texted.meta["asked"])]),
+                    [TextPart(texted.meta["asked"], synthetic=True)]),
         ]
     for part in tools:
         if not part.from_text:  # a call written as text is in the message's text already
@@ -234,7 +234,9 @@ def _as_steps(
     next_step = _next_text(answer_now or ("question" if question else "next"))
     next_step = next_step.replace("{calls}", " and ".join(calls))
     text = "\n\n".join([*results, next_step.replace("{request}", request or "(see above)")])
-    user = Message(f"{message.id}_results", message.session_id, "user", [TextPart(text)])
+    # totem's words, not the person's: `latest_request` looks past them
+    user = Message(f"{message.id}_results", message.session_id, "user",
+                   [TextPart(text, synthetic=True)])
     return [*before, dataclasses.replace(message, parts=parts), user]
 
 

@@ -168,7 +168,7 @@ def _then(stepped: ModelRequest, step: str, asked: str) -> ModelRequest:
     return dataclasses.replace(stepped, messages=[
         *stepped.messages,
         Message(new_id("msg"), session, "assistant", [TextPart(step)]),
-        Message(new_id("msg"), session, "user", [TextPart(asked)]),
+        Message(new_id("msg"), session, "user", [TextPart(asked, synthetic=True)]),
     ])
 
 
