@@ -173,3 +173,78 @@ def test_a_server_that_offers_only_pulled_diagnostics_is_asked_for_them(tmp_path
     assert edits.said() == []  # no wait ran out: nothing was "not checked"
     asked = Path(server.command[1] + ".asked").read_text().splitlines()
     assert asked == ["fake"] * 4  # the cancelled first ask, then one per write, by its name
+
+
+# offers workspace diagnostics too: a line `needs X` is an error unless a line of some file
+# of the folder is `X` (a name another file defines); each report has a result id
+WORKSPACE = """import hashlib, pathlib, sys
+from lsprotocol import types
+from pygls.lsp.server import LanguageServer
+
+server = LanguageServer("workspace", "1")
+root = pathlib.Path.cwd()
+
+def problems(text, defined):
+    return [types.Diagnostic(
+        range=types.Range(types.Position(n, 0), types.Position(n, len(line))),
+        message=f"{line.split()[1]} is not defined anywhere",
+        severity=types.DiagnosticSeverity.Error)
+        for n, line in enumerate(text.splitlines())
+        if line.startswith("needs ") and line.split()[1] not in defined]
+
+def files():
+    found = {p.as_uri(): p.read_text() for p in sorted(root.glob("*.ws"))}
+    defined = {line for text in found.values() for line in text.splitlines()}
+    return found, defined
+
+@server.feature(types.TEXT_DOCUMENT_DIAGNOSTIC,
+                types.DiagnosticOptions(inter_file_dependencies=True,
+                                        workspace_diagnostics=True))
+def diagnostic(ls, params):
+    found, defined = files()
+    text = ls.workspace.get_text_document(params.text_document.uri).source
+    return types.RelatedFullDocumentDiagnosticReport(items=problems(text, defined))
+
+@server.feature(types.WORKSPACE_DIAGNOSTIC)
+def workspace(ls, params):
+    found, defined = files()
+    before = {p.uri: p.value for p in params.previous_result_ids}
+    items = []
+    for uri, text in found.items():
+        made = problems(text, defined)
+        rid = hashlib.sha1(repr([d.message for d in made]).encode()).hexdigest()
+        if before.get(uri) == rid:
+            items.append(types.WorkspaceUnchangedDocumentDiagnosticReport(
+                uri=uri, result_id=rid, version=None))
+        else:
+            items.append(types.WorkspaceFullDocumentDiagnosticReport(
+                uri=uri, items=made, result_id=rid, version=None))
+    return types.WorkspaceDiagnosticReport(items=items)
+
+server.start_io()
+"""
+
+
+def test_workspace_diagnostics_tell_the_errors_an_edit_made_in_other_files(
+        tmp_path: Path) -> None:
+    server = script_server(tmp_path, "ws", WORKSPACE, first_wait=10.0, wait=10.0)
+    root = _project(tmp_path)
+    (root / "lib.ws").write_text("total\n")
+    (root / "use.ws").write_text("needs total\n")
+    edits = Edits(root, server)
+
+    async def session() -> list[str]:
+        outputs = []
+        for content in ("total\nmore\n", "sum\nmore\n", "sum\ntotal\n"):
+            result, _ = await edits.call(Write(), path="lib.ws", content=content)
+            outputs.append(result.output)
+        await edits.servers.aclose()
+        return outputs
+
+    first, renamed, back = asyncio.run(session())
+    assert "[Diagnostics]" not in first  # the other files' first reports: as they were
+    note = renamed.split("[Diagnostics] ", 1)[1].splitlines()
+    assert note[0].startswith("use.ws: 1 new error, from ")
+    assert note[1:] == ["  line 1: error: total is not defined anywhere"]
+    assert back.split("[Diagnostics] ", 1)[1].startswith("use.ws: no errors now, from ")
+    assert edits.said() == []

@@ -6,7 +6,9 @@ is chosen from what the server says it offers at initialize:
 
 - a server that offers pulled diagnostics (LSP 3.17 `diagnosticProvider`: pyright,
   TypeScript 7's `tsc --lsp`) is asked `textDocument/diagnostic` after each change, and its
-  answer is the file's diagnostics (a server that offers only these pushes nothing);
+  answer is the file's diagnostics (a server that offers only these pushes nothing); one
+  that offers `workspace/diagnostic` is asked for the other files' too, with the result ids
+  of its last answer, so only the files whose problems changed come back;
 - otherwise the ones it pushes (`textDocument/publishDiagnostics`) are awaited: a server that
   says which version its diagnostics are of (gopls, rust-analyzer) is read when it answers for
   the version sent; one that does not (typescript-language-server) sends nothing at all when a
@@ -92,6 +94,8 @@ class Connection:
         self._pulls = False  # it offers textDocument/diagnostic: asked, not awaited
         self._identifier: str | None = None  # the name its diagnostic option gives, if any
         self._pulled: dict[str, list[Any]] = {}  # uri -> the last full report's items
+        self.workspace = False  # it offers workspace/diagnostic: the other files' problems
+        self._results: dict[str, str] = {}  # uri -> its last workspace report's result id
         self._gone = asyncio.Event()  # set when the server exits
 
     async def start(self, timeout: float) -> None:
@@ -148,6 +152,7 @@ class Connection:
         offered = result.capabilities.diagnostic_provider
         self._pulls = offered is not None
         self._identifier = getattr(offered, "identifier", None)
+        self.workspace = bool(getattr(offered, "workspace_diagnostics", False))
         client.initialized(lsp.InitializedParams())
         self._answering = True
 
@@ -275,6 +280,31 @@ class Connection:
             if getattr(report, "kind", "full") == "full":
                 self._pulled[uri] = list(report.items)
             return self._pulled.get(uri, [])
+
+    async def workspace_diagnostics(self, timeout: float) -> dict[str, list[Any]]:
+        """The problems of the project's files that changed since the last ask
+        (workspace/diagnostic, sent with the result ids of the last answer: a file whose
+        report is unchanged is left out); {} when the server does not answer in time."""
+        from lsprotocol import types as lsp
+
+        params = lsp.WorkspaceDiagnosticParams(
+            previous_result_ids=[lsp.PreviousResultId(uri=uri, value=value)
+                                 for uri, value in self._results.items()],
+            identifier=self._identifier)
+        try:
+            report = await asyncio.wait_for(
+                self._client.workspace_diagnostic_async(params), timeout)
+        except TimeoutError:
+            return {}
+        except Exception:  # the error answer, or the exit (seen at the next check)
+            return {}
+        changed: dict[str, list[Any]] = {}
+        for item in report.items or []:
+            if item.result_id:
+                self._results[item.uri] = item.result_id
+            if getattr(item, "kind", "full") == "full":
+                changed[item.uri] = list(item.items)
+        return changed
 
     async def _next(self, timeout: float) -> bool:
         """Wait for the next publication (or the exit); False when none came in time."""

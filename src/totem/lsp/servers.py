@@ -178,14 +178,20 @@ class LanguageServers:
                 known = [problem_of(d) for d in await connection.diagnostics(path, old, wait)]
                 after = [problem_of(d) for d in await connection.diagnostics(path, text, wait)]
         self._known[path] = after
+        name = Path(server.command[0]).name
+        note = self._note(path, relative, name, known, after)
+        elsewhere = await self._elsewhere(connection, path.resolve(), wait, name)
+        return "\n".join(n for n in (note, *elsewhere) if n)
+
+    def _note(self, path: Path, relative: str, name: str, known: list[Problem],
+              after: list[Problem]) -> str:
+        """What the check of `path` says: its new errors, or what a fix left."""
         new = new_problems(errors_of(known), errors_of(after))
         if new:
             self._reported.add(path)
-            return report(relative, Path(server.command[0]).name, new,
-                          total=len(errors_of(after)))
+            return report(relative, name, new, total=len(errors_of(after)))
         if path not in self._reported:
             return ""
-        name = Path(server.command[0]).name
         left = errors_of(after)
         if not left:
             self._reported.discard(path)
@@ -195,12 +201,49 @@ class LanguageServers:
             return ""  # the errors reported stay as they were: nothing new to say
         return report_left(relative, name, left, fixed=fixed)
 
+    async def _elsewhere(self, connection: Connection, path: Path, wait: float,
+                         name: str) -> list[str]:
+        """The new errors of the project's other files, where the server offers workspace
+        diagnostics (a changed name breaks its callers); a file's first report is taken as
+        it was, not as new."""
+        if not connection.workspace:
+            return []
+        found = await connection.workspace_diagnostics(wait)
+        notes = []
+        for uri, diagnostics in sorted(found.items()):
+            other = _path_of(uri)
+            if other is None or other == path or self._real_root not in other.parents:
+                continue
+            after = [problem_of(d) for d in diagnostics]
+            known = self._known.get(other)
+            self._known[other] = after
+            new = new_problems(errors_of(known or []), errors_of(after))
+            relative = other.relative_to(self._real_root).as_posix()
+            if other in self._reported and not errors_of(after):
+                self._reported.discard(other)
+                notes.append(f"{relative}: no errors now, from {name}.")
+            if known is None or not new:
+                continue
+            self._reported.add(other)
+            notes.append(report(relative, name, new, total=len(errors_of(after))))
+        return notes
+
     async def aclose(self) -> None:
         """Stop every server this session started."""
         for slot in self._slots.values():
             if slot.connection is not None:
                 await slot.connection.close()
                 slot.connection = None
+
+
+def _path_of(uri: str) -> Path | None:
+    """The file a file: URI names (resolved), or None for another scheme."""
+    from urllib.parse import unquote, urlparse
+
+    parsed = urlparse(uri)
+    if parsed.scheme != "file":
+        return None
+    return Path(unquote(parsed.path)).resolve()
 
 
 def _say(say: Say | None, text: str, level: Level) -> None:
