@@ -65,6 +65,15 @@ def _object_problem(message: dict[str, Any]) -> str | None:
     return "a message needs a method (a request or notification) or a result or error (a response)"
 
 
+def _json_kind(value: object) -> str:
+    """What JSON calls the value's type (null, a boolean, a number, a string)."""
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "a boolean"
+    return "a number" if isinstance(value, int | float) else "a string"
+
+
 def screen(line: bytes) -> tuple[bool, Answer | None]:
     """For one line from the editor: whether the SDK gets it, and the answer sent from here."""
     text = line.strip()
@@ -78,7 +87,7 @@ def screen(line: bytes) -> tuple[bool, Answer | None]:
         return False, _refuse_batch(message)
     if not isinstance(message, dict):
         return False, _error(INVALID_REQUEST, "Invalid Request: a message must be a JSON object, "
-                                              f"not {type(message).__name__}")
+                                              f"not {_json_kind(message)}")
     problem = _object_problem(message)
     if problem is not None:
         request_id = message.get("id") if _usable_id(message.get("id")) else None
