@@ -307,7 +307,8 @@ def test_after_a_change_the_project_s_tests_run_and_their_failure_goes_back(
              "test_slug.py": "from slug import slug\n\n\ndef test_lower():\n"
                              "    assert slug('A B') == 'a-b'\n"}
     fixed = "def slug(s):\n    return s.lower().replace(' ', '-')\n"
-    edit_test = _write("test_slug.py", files["test_slug.py"].replace("'a-b'", "'A-B'"))
+    # the step to write the test: refused on its path, its text is never asked for
+    edit_test = [_step(json.dumps({"tool": "write", "args": {"path": "test_slug.py"}}))]
     stripped = "def slug(s):\n    return s.strip().replace(' ', '-')\n"
     answers = [_plan("change", "slug.py"),
                *_write("slug.py", stripped),
@@ -436,11 +437,14 @@ def test_a_test_file_the_change_plan_did_not_name_is_not_rewritten(tmp_path: Pat
                                 "    assert abbreviate('P N G') == 'PNG'\n"}
     solved = "def abbreviate(words):\n    return ''.join(w[0] for w in words.split())\n"
     answers = [_plan("change", "acronym.py"),
-               *_write("acronym_test.py", "def test_png():\n    pass\n"),
+               _step(json.dumps({"tool": "write", "args": {"path": "acronym_test.py"}})),
                *_write("acronym.py", solved),
                *_answer("Written.")]
     with LlamaLike(answers) as server:
         events = _run(tmp_path, server.base_url, "write abbreviate", files=files)
+        bodies = server.bodies
+    # refused on its path alone: the test's text was never asked for (minutes on a CPU)
+    assert len(bodies) == len(answers)
     ends = [e for e in _of(events, ToolEnd) if e.name == "write"]
     assert "acronym_test.py is a test, and the tests are correct" in ends[0].output
     assert (tmp_path / "project" / "acronym_test.py").read_text() == files["acronym_test.py"]

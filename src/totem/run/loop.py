@@ -478,7 +478,8 @@ class Run:
                                    not_now=hold.not_now if hold else frozenset())
             return text_steps(self.agent.provider, stepped, engine=sampling.engine,
                               answer_now=bool(hold and hold.answer_now),
-                              file_lines=self._file_lines)
+                              file_lines=self._file_lines,
+                              refused=lambda path: self.assist.refusal("write", {"path": path}))
         return self.agent.provider.stream(request)
 
     def _file_lines(self, path: str) -> int | None:

@@ -61,10 +61,14 @@ class Streams(Protocol):
 async def text_steps(
     provider: Streams, stepped: ModelRequest, *, engine: str | None, answer_now: bool,
     file_lines: Callable[[str], int | None],
+    refused: Callable[[str], str | None] = lambda path: None,
 ) -> AsyncIterator[StreamEvent]:
     """The events of one step in step form (`stepped`, from stepmode.step_request);
     `answer_now`: the step is the reply, asked for by the request's last message;
-    `file_lines(path)`: the lines of a project file, None when there is none."""
+    `file_lines(path)`: the lines of a project file, None when there is none;
+    `refused(path)`: why a change of `path` would be refused whatever its text, or None: the
+    text is then not asked for (a small model rewriting a long test file, refused after,
+    spent minutes of a CPU writing it)."""
     usage = Usage()
     if answer_now:
         async for event in _reply(provider, _free(stepped, engine, answer=True), usage):
@@ -96,6 +100,14 @@ async def text_steps(
     if not isinstance(path, str) or not path.strip():
         for event in _calls([], "write", {}, {"step": step, "asked": "",
                                               "unreadable": "A write step needs a path."}):
+            yield event
+        yield UsageReport(usage)
+        yield StreamEnd("tool_calls")
+        return
+    reason = refused(path)
+    if reason:
+        for event in _calls([], "write", {"path": path}, {"step": step, "asked": "",
+                                                          "unreadable": reason}):
             yield event
         yield UsageReport(usage)
         yield StreamEnd("tool_calls")
