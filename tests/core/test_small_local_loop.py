@@ -514,6 +514,10 @@ def test_a_file_text_that_cannot_be_read_gets_a_plain_reason_and_changes_nothing
     assert first.is_error and "fence" in first.output
     # the reason is what the model is told next, in plain words
     assert first.output in json.dumps(bodies[3]["messages"])
+    # what could not be read is not shown again: the step stands with its reason
+    assert "I would use max and min here." not in json.dumps(bodies[3]["messages"])
+    step = json.dumps({"tool": "write", "args": {"path": "clamp.py"}})
+    assert [m["content"] for m in bodies[3]["messages"]].count(step) == 1
     assert "return max(low, min(x, high))" in (tmp_path / "project" / "clamp.py").read_text()
 
 

@@ -213,7 +213,13 @@ def _as_steps(
     before: list[Message] = []
     texted = next((p for p in tools if p.meta and "step" in p.meta and "asked" in p.meta),
                   None)
-    if texted is not None and texted.meta is not None:
+    if texted is not None and texted.meta is not None and texted.meta.get("unreadable"):
+        # a text that could not be read (cut at the limit, looping, with no fence) is not
+        # shown again: a small model copies what it sees, its own loop too, and the loop
+        # was the longest part of the prompt. The step stands alone, with why it failed.
+        parts = [p for p in parts if not isinstance(p, TextPart)]
+        parts.insert(0, TextPart(texted.meta["step"]))
+    elif texted is not None and texted.meta is not None:
         before = [
             Message(f"{message.id}_step", message.session_id, "assistant",
                     [TextPart(texted.meta["step"])]),
