@@ -584,6 +584,11 @@ def test_a_second_request_sees_the_first_ones_reads_shortened_and_its_own_whole(
     assert last.count("A tiny jam-making library.") == 1  # this request's read, whole
     assert "[read result elided to save context" in last  # the first request's, shortened
     assert "It makes jam." in last
+    # the first request's steps are not told the second request again
+    earlier = [m["content"] for m in bodies[-1]["messages"]
+               if "[glob result elided" in str(m["content"])]
+    assert len(earlier) == 1 and "And what does it make now?" not in earlier[0]
+    assert "What does the project make?" not in earlier[0]
     # the reply is asked for with the person's own words, not the results above them
     assert bodies[-1]["messages"][-1]["content"].startswith(
         "Write your reply to the person now, as plain text (no JSON). "

@@ -246,6 +246,16 @@ def _as_steps(
     return [*before, dataclasses.replace(message, parts=parts), user]
 
 
+def _latest_typed(messages: list[Message]) -> int:
+    """The index of the person's latest message (-1: none)."""
+    for index in range(len(messages) - 1, -1, -1):
+        message = messages[index]
+        if message.role == "user" and any(isinstance(p, TextPart) and not p.synthetic
+                                          for p in message.parts):
+            return index
+    return -1
+
+
 def _latest_request(messages: list[Message]) -> str:
     """What the person last asked (a text they typed, not one totem wrote)."""
     for message in reversed(messages):
@@ -308,6 +318,10 @@ def step_request(
     # offered no tool that changes a file, the request asks a question (see run/loop.py)
     question = not any(t.name in (*CHANGING, "patch") for t in request.tools)
     asked = _latest_request(request.messages)
+    # the steps of an earlier request are not told the latest one again (told it in full
+    # after each step, the 1.5B's second try of an exercise sent 2,540 characters of test
+    # output six times over: 7,764 prompt tokens, four minutes of a CPU)
+    typed = _latest_typed(request.messages)
     tools = _instructions().replace("{tools}", _tool_lines(request.tools))
     if plan:
         tools += PLAN_INSTRUCTION
@@ -320,7 +334,8 @@ def step_request(
         request,
         system=f"{request.system}\n\n{tools}" if request.system else tools,
         messages=[step for i, m in enumerate(request.messages)
-                  for step in _as_steps(m, asked, question=question, answer_now=answer_now
+                  for step in _as_steps(m, asked if i > typed else "", question=question,
+                                        answer_now=answer_now
                                         if i == len(request.messages) - 1 else "")],
         tools=[],
         options={**request.options, **option},
