@@ -94,12 +94,16 @@ class WorkTreeStore:
         """The work tree now. A store that fails is mended once (its index made again, or
         the whole store when git cannot read it); SnapshotError when that fails too."""
         wanted = list(also)
-        with self.locked():
-            try:
-                return self._snapshot(wanted)
-            except SnapshotError as first:
-                self._mend(first)
-                return self._snapshot(wanted)
+        try:
+            with self.locked():
+                try:
+                    return self._snapshot(wanted)
+                except SnapshotError as first:
+                    self._mend(first)
+                    return self._snapshot(wanted)
+        except OSError as exc:  # the data folder itself (full, read-only, not a folder)
+            raise SnapshotError(f"{exc.strerror or exc}: {exc.filename or self.folder}") \
+                from None
 
     def _snapshot(self, also: list[str]) -> Snapshot:
         self._ensure()
@@ -258,8 +262,11 @@ class WorkTreeStore:
         stamp = int(time.time())
         lines = "".join(f"update refs/requests/{stamp}-{name}/{i} {tree}\n"
                         for i, tree in enumerate(unique))
-        with self.locked():
-            self.git("update-ref", "--stdin", stdin=lines.encode())
+        try:
+            with self.locked():
+                self.git("update-ref", "--stdin", stdin=lines.encode())
+        except OSError as exc:
+            raise SnapshotError(str(exc)) from None
 
 
 def _blob(mode: str, oid: str) -> Blob | None:
