@@ -14,6 +14,8 @@ import pytest
 
 from tests.support.headless import Project, json_lines
 from tests.support.sandbox import require_bwrap
+from totem.snapshots.prune import prune
+from totem.snapshots.worktree import WorkTreeStore, store_folder
 
 COMMAND = "rm -rf data && echo x > new.txt && sed -i s/a/b/ src/app.py"
 BINARY = bytes(range(256)) * 4
@@ -118,3 +120,20 @@ def test_undo_of_a_command_names_a_file_changed_since_and_touches_nothing(
     assert refused.returncode == 1
     assert "changed since the request: new.txt" in refused.stderr
     assert (root / "new.txt").read_text() == "mine now\n" and not (root / "data").exists()
+
+
+def test_undo_of_a_request_whose_snapshots_were_pruned_says_so_and_changes_nothing(
+    tmp_path: Path,
+) -> None:
+    project = Project(tmp_path)
+    root = project.root
+    _make(root)
+    turns = [{"tool": "bash", "args": {"command": COMMAND}}, {"text": "Done."}]
+    with project.serve(turns):
+        assert project.totem("run", "--yes", "clean up").returncode == 0
+    store = WorkTreeStore(root, store_folder(tmp_path / "data" / "totem", root))
+    assert prune(store, keep_days=0, max_size=10**9, grace=0).requests == 1
+    refused = project.totem("undo")
+    assert refused.returncode == 1
+    assert "pruned or lost" in refused.stderr and "Nothing was changed" in refused.stderr
+    assert (root / "new.txt").read_text() == "x\n" and not (root / "data").exists()

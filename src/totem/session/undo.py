@@ -91,6 +91,8 @@ def _record(
     before.update(first)
     changed = [(p, b, after[p]) for p, b in before.items() if not same_state(b, after[p])]
     if not changed:
+        if snapshots is not None:
+            snapshots.tidy()
         return
     if snapshots is not None and needs_store([s for _, b, a in changed for s in (b, a)]):
         try:
@@ -98,6 +100,8 @@ def _record(
         except SnapshotError as exc:  # the checkpoints stand; undo says if a blob is gone
             snapshots.warnings.append(f"The snapshots of this request were not kept: {exc}")
     store.add_checkpoints(session_id, message_id, changed)
+    if snapshots is not None:
+        snapshots.tidy()
 
 
 def _calls(

@@ -65,6 +65,7 @@ class CallSnapshots:
     one process (a sub-agent's calls included: its agent shares this object)."""
 
     store: WorkTreeStore
+    settings: SnapshotSettings = field(default_factory=SnapshotSettings)
     changes: list[CallChange] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)  # said once by the runner, then cleared
     touched: set[str] = field(default_factory=set)  # kept in snapshots though ignored
@@ -76,7 +77,8 @@ class CallSnapshots:
     @staticmethod
     def for_project(root: Path, settings: SnapshotSettings, data: Path) -> CallSnapshots:
         folder = store_folder(data, root)
-        return CallSnapshots(WorkTreeStore(root, folder, max_file_size=settings.max_file_size))
+        return CallSnapshots(WorkTreeStore(root, folder, max_file_size=settings.max_file_size),
+                             settings)
 
     def mark(self) -> int:
         """Where a request starts: its changes are those recorded after this mark."""
@@ -158,6 +160,17 @@ class CallSnapshots:
         limit = self.store.max_file_size / (1024 * 1024)
         self.warnings.append(f"Left out of the work tree's snapshots, larger than {limit:g} MB "
                              f"(what commands do to them cannot be undone): {shown}")
+
+    def tidy(self) -> None:
+        """At a request's end: old snapshots pruned when it is time (totem.snapshots.prune)."""
+        if not (self.store.folder / "HEAD").is_file():
+            return
+        from totem.snapshots.prune import maybe_prune
+
+        try:
+            maybe_prune(self.store, self.settings)
+        except (SnapshotError, OSError) as exc:
+            self.warnings.append(f"Old snapshots could not be pruned: {exc}")
 
     @staticmethod
     def trees(changes: Iterable[CallChange]) -> list[str]:

@@ -253,13 +253,13 @@ class WorkTreeStore:
             return False
         return True
 
-    def keep(self, name: str, trees: Sequence[str]) -> None:
+    def keep(self, name: str, trees: Sequence[str], *, now: float | None = None) -> None:
         """Keep `trees` (and every file in them) until pruned: refs named after the request,
         with the time, which pruning reads."""
         unique = list(dict.fromkeys(trees))
         if not unique:
             return
-        stamp = int(time.time())
+        stamp = int(time.time() if now is None else now)
         lines = "".join(f"update refs/requests/{stamp}-{name}/{i} {tree}\n"
                         for i, tree in enumerate(unique))
         try:
