@@ -17,10 +17,12 @@ from totem.snapshots.worktree import WorkTreeStore
 
 __all__ = ["Pruned", "maybe_prune", "prune", "store_size"]
 
+HOUR = 3_600.0
 DAY = 86_400.0
 GRACE = 3_600.0  # seconds an unnamed object is kept
 LOOSE_LIMIT = 5_000  # loose objects before they are packed (git gc --auto: 6,700)
 _STAMP = "pruned"  # a file of the store: its time is the last pruning's
+_CHECKED = "checked"  # and the last look at its size
 
 
 @dataclass(frozen=True, slots=True)
@@ -44,16 +46,27 @@ def store_size(store: WorkTreeStore) -> tuple[int, int]:
 
 def maybe_prune(store: WorkTreeStore, settings: SnapshotSettings) -> Pruned | None:
     """Prune when a day went by since the last time, when the store is over its size, or
-    when many objects are loose; None when none of these holds (one `count-objects`)."""
+    when many objects are loose; None when none of these holds. The size is looked at once
+    an hour at most (one `count-objects`), or when this process hashed many files; else this
+    costs a stat."""
+    now = time.time()
+    # a first snapshot of a large tree leaves its files loose: packed at once
+    if now - _since(store, _CHECKED) < HOUR and store.added < LOOSE_LIMIT:
+        return None
+    store.added = 0
+    (store.folder / _CHECKED).touch()
     size, loose = store_size(store)
-    stamp = store.folder / _STAMP
-    try:
-        last = stamp.stat().st_mtime
-    except OSError:
-        last = 0.0
-    if time.time() - last < DAY and size <= settings.max_store_size and loose < LOOSE_LIMIT:
+    if now - _since(store, _STAMP) < DAY and size <= settings.max_store_size \
+            and loose < LOOSE_LIMIT:
         return None
     return prune(store, keep_days=settings.keep_days, max_size=settings.max_store_size)
+
+
+def _since(store: WorkTreeStore, stamp: str) -> float:
+    try:
+        return (store.folder / stamp).stat().st_mtime
+    except OSError:
+        return 0.0
 
 
 def prune(
@@ -74,7 +87,7 @@ def prune(
             _drop(store, oldest)
             dropped += len(oldest)
             size = _pack(store, grace)
-        (store.folder / _STAMP).write_text(f"{now}\n")
+        (store.folder / _STAMP).touch()
     return Pruned(dropped, size)
 
 

@@ -7,7 +7,8 @@ the project, untracked ones included, except what `.gitignore` names (a path giv
 is kept even so) and files above `max_file_size` (named in `Snapshot.left_out`).
 
 The store keeps its index file between snapshots, so git's stat cache sees which files
-changed: the snapshot of an unchanged tree hashes nothing (one `ls-files`, one `write-tree`).
+changed: the snapshot of an unchanged tree hashes nothing and costs one `ls-files` (the tree
+of an index that did not change since this process last wrote one is known).
 Git writes objects, the index and refs through a lock file and a rename; a snapshot killed
 midway leaves at most the index's lock, which the next snapshot, holding the store's own
 lock, removes. A store that git cannot read is put aside and made again.
@@ -30,6 +31,7 @@ from totem.store.base import Blob
 __all__ = ["Change", "Snapshot", "WorkTreeStore", "store_folder"]
 
 DEFAULT_MAX_FILE_SIZE = 20 * 1024 * 1024
+STAMPS = ("pruned", "checked")  # the times of the last pruning and size check (prune.py)
 GITLINK = "160000"  # a nested repository: its files are its own, not snapshotted
 ABSENT = "000000"
 
@@ -84,6 +86,8 @@ class WorkTreeStore:
         self.folder = folder
         self.max_file_size = max_file_size
         self.notes: list[str] = []  # what went wrong and was mended (said once, then cleared)
+        self._last_tree: tuple[tuple[int, int, int], str] | None = None  # (index stat, tree)
+        self.added = 0  # files hashed by this process's snapshots (loose objects written)
 
     def git(self, *args: str, stdin: bytes | None = None) -> bytes:
         return git(self.folder, self.root, *args, stdin=stdin)
@@ -117,8 +121,22 @@ class WorkTreeStore:
             stdin = "\0".join(kept).encode("utf-8", "surrogateescape") + b"\0"
             self.git("update-index", "-z", "--add", "--remove", "--replace", "--stdin",
                      stdin=stdin)
+            self.added += len(kept)
+        return Snapshot(self._write_tree(), tuple(left_out))
+
+    def _write_tree(self) -> str:
+        """The index's tree: known when the index file is the one it was written from."""
+        try:
+            index = os.stat(self.folder / "index")
+            key = (index.st_ino, index.st_size, index.st_mtime_ns)
+        except OSError:
+            key = None
+        if key is not None and self._last_tree is not None and self._last_tree[0] == key:
+            return self._last_tree[1]
         tree = self.git("write-tree").decode().strip()
-        return Snapshot(tree, tuple(left_out))
+        if key is not None:
+            self._last_tree = (key, tree)
+        return tree
 
     def _person_excludes(self) -> list[str]:
         """The project's own `.git/info/exclude`, which only the project's git reads."""
@@ -165,11 +183,13 @@ class WorkTreeStore:
         # made beside and renamed into place: a store is either whole or absent
         making = self.folder.with_name(f"{self.folder.name}.making-{os.getpid()}")
         self._remove_tree(making)
-        git(making, self.root, "init", "-q")
+        git(making, self.root, "init", "-q", "--template=")  # no sample hooks to copy
         (making / "info").mkdir(exist_ok=True)
         (making / "info" / "attributes").write_text(_ATTRIBUTES)
         with open(making / "config", "a") as config:
             config.write(_CONFIG)
+        for stamp in STAMPS:  # a new store is as good as a pruned one
+            (making / stamp).touch()
         os.chmod(making, 0o700)
         os.replace(making, self.folder)
 
