@@ -137,3 +137,22 @@ def test_undo_of_a_request_whose_snapshots_were_pruned_says_so_and_changes_nothi
     assert refused.returncode == 1
     assert "pruned or lost" in refused.stderr and "Nothing was changed" in refused.stderr
     assert (root / "new.txt").read_text() == "x\n" and not (root / "data").exists()
+
+
+def test_without_git_the_run_says_that_commands_changes_cannot_be_undone(
+    tmp_path: Path,
+) -> None:
+    project = Project(tmp_path)
+    empty = tmp_path / "bin"
+    empty.mkdir()
+    project.env["PATH"] = str(empty)  # no git to be found (bash runs by its full path)
+    turns = [{"calls": [{"tool": "bash", "args": {"command": "echo x > new.txt"}},
+                        {"tool": "bash", "args": {"command": "echo y > other.txt"}}]},
+             {"text": "Done."}]
+    with project.serve(turns):
+        ran = project.totem("run", "--yes", "--format", "json", "make files")
+    assert ran.returncode == 0, ran.stdout + ran.stderr
+    said = [e["text"] for e in json_lines(ran.stdout) if e["type"] == "notice"
+            and "git is not installed" in e["text"]]
+    assert len(said) == 1 and "cannot be undone" in said[0]  # said once, not per call
+    assert (project.root / "new.txt").read_text() == "x\n"
