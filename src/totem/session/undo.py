@@ -82,6 +82,8 @@ def _record(
         if path not in before:
             before[path], after[path] = content, _current(path)
     calls = _calls(store, snapshots, session_id, calls_mark)
+    if snapshots is not None:
+        snapshots.forget(calls)
     # the calls' own record, in order, wins: it holds only what happened during the calls
     # (a file the person edited between two calls stays theirs)
     first: dict[str, FileState] = {}

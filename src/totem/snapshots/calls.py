@@ -89,6 +89,13 @@ class CallSnapshots:
         with self._lock:
             return [c for c in self.changes if c.seq > mark]
 
+    def forget(self, done: Iterable[CallChange]) -> None:
+        """Drop the changes a finished request has recorded as checkpoints (a long-lived
+        process, the web page's, would otherwise keep every one)."""
+        gone = {c.seq for c in done}
+        with self._lock:
+            self.changes = [c for c in self.changes if c.seq not in gone]
+
     # around a call -----------------------------------------------------------------------
 
     def before(self, session_id: str) -> Taken | None:
