@@ -80,7 +80,7 @@ class ToolEnd:
     output: str  # display-safe
     is_error: bool
     title: str = ""
-    diff: str = ""  # what a file tool changed, as a unified diff
+    diff: str = ""  # what the call changed (a file tool, a command), as a unified diff
     diagnostics: str = ""  # a language server's new errors in the changed files (totem.lsp)
     type: Literal["tool_end"] = "tool_end"
 

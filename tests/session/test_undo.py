@@ -127,7 +127,10 @@ def test_undo_steps_back_over_several_requests(project: Project) -> None:
     assert "“second”" in both.stdout and "“first”" in both.stdout
 
 
-def test_bash_changes_are_said_to_be_untracked_with_the_git_diff(project: Project) -> None:
+def test_with_snapshots_off_bash_changes_are_said_to_be_untracked_with_the_git_diff(
+    project: Project,
+) -> None:
+    project.config_extra = "snapshots: false\n"
     git = ["git", "-c", "user.email=t@t", "-c", "user.name=t"]
     subprocess.run([*git, "init", "-q"], cwd=project.root, check=True)
     subprocess.run([*git, "add", "-A"], cwd=project.root, check=True)

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TypeAlias
+from typing import TYPE_CHECKING, TypeAlias
 
 from totem.events import Event
 from totem.hooks import Hooks
@@ -23,6 +23,9 @@ from totem.tools.base import AfterWrite, Tool, ToolSettings
 from totem.tools.files import DiskFiles, FileAccess
 from totem.tools.state import SessionState
 from totem.tools.terminal import Terminal
+
+if TYPE_CHECKING:
+    from totem.snapshots.calls import CallSnapshots
 
 __all__ = ["Agent", "CacheClock", "Preparer", "Refresher", "ToolChange"]
 
@@ -85,3 +88,5 @@ class Agent:
     # Where the file tools read and write, and bash runs (an editor's, over ACP).
     files: FileAccess = field(default_factory=DiskFiles)
     terminal: Terminal | None = None
+    # The work tree's snapshots around calls that may change files, for undo (None: none).
+    snapshots: CallSnapshots | None = None

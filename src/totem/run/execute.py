@@ -15,12 +15,12 @@ from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
 from totem.abort import Aborted, AbortSignal
-from totem.events import Event, FinishReason, ToolEnd, ToolStart
+from totem.events import Event, FinishReason, Notice, ToolEnd, ToolStart
 from totem.messages import Message, ToolPart
 from totem.policy.permission import PermissionDenied
 from totem.providers.base import ToolSpec
 from totem.run.user_hooks import after_tool, before_tool
-from totem.tools.base import Tool, ToolContext, ToolError, parse_arguments, tool_spec
+from totem.tools.base import Tool, ToolContext, ToolError, ToolResult, parse_arguments, tool_spec
 from totem.tools.read_first import ReadFirst
 
 if TYPE_CHECKING:
@@ -173,7 +173,7 @@ class ToolRunner:
 
             await contain(tool.name, part.input or {}, ctx)  # outside the project: first
             self._refuse(tool, part)
-            result = await tool.run(args, ctx)
+            result = await self._watched(tool, args, ctx)
         except ToolError as exc:
             self.finish(message, part, str(exc), error=True)
         except PermissionDenied as exc:
@@ -192,6 +192,34 @@ class ToolRunner:
             said = await after_tool(self.agent, self.session_id, part, result.output,
                                     error=result.is_error, emit=self.emit)
             self.finish(message, part, result.output + said, error=result.is_error)
+
+    async def _watched(self, tool: Tool, args: BaseModel, ctx: ToolContext) -> ToolResult:
+        """Run the call; one that may change files runs between two snapshots of the work
+        tree, and its diff is kept on the call (totem.snapshots.calls): undo puts it back."""
+        watch = self.agent.snapshots
+        if watch is None:
+            return await tool.run(args, ctx)
+        from totem.snapshots.calls import takes_snapshots
+
+        taken = None
+        if takes_snapshots(tool.name, read_only=tool.read_only,
+                           parallel=bool(getattr(tool, "parallel", False))):
+            taken = await asyncio.to_thread(watch.before, self.session_id)
+        try:
+            return await tool.run(args, ctx)
+        finally:
+            if taken is not None:
+                diff = await asyncio.to_thread(watch.after, taken)
+                if diff:
+                    from totem.tools.diffs import joined
+
+                    ctx.meta["diff"] = self.agent.redact(joined([diff]))
+                    ctx.meta["changed"] = "tree"
+            elif ctx.before:
+                watch.files_changed(self.session_id, ctx.before)
+            for warning in watch.warnings:
+                self.emit(Notice(warning, level="warning"))
+            watch.warnings.clear()
 
     def _validated(self, tool: Tool, part: ToolPart) -> BaseModel:
         """The call's validated arguments; a ToolError when they are a copy of the schema or
@@ -259,7 +287,9 @@ class ToolRunner:
         part.state = "error" if error else "completed"
         self.save(message, part)
         shown = output + (" [image]" * len(part.images))
-        diff = (part.meta or {}).get("diff", "") if not error else ""
+        # a failed command may have changed files too: its snapshot diff is shown
+        shown_diff = not error or (part.meta or {}).get("changed") == "tree"
+        diff = (part.meta or {}).get("diff", "") if shown_diff else ""
         self.emit(ToolEnd(part.call_id, part.name, shown, error, part.title, diff,
                           (part.meta or {}).get("diagnostics", "")))
 

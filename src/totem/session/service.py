@@ -50,6 +50,8 @@ if TYPE_CHECKING:
     from totem.lsp.servers import LanguageServers
     from totem.providers.catalog.catalogue import ModelInfo
     from totem.run.subagents import SubagentRunner
+    from totem.settings.snapshots import SnapshotSettings
+    from totem.snapshots.calls import CallSnapshots
     from totem.tools.terminal import Terminal
 
 __all__ = ["SessionService", "default_store"]
@@ -68,6 +70,16 @@ def _cache_ttl(pconf: ProviderConfig | None) -> float | None:
 def _present(tool: Tool | None) -> Tool:
     assert tool is not None
     return tool
+
+
+def _call_snapshots(root: Path, settings: SnapshotSettings) -> CallSnapshots | None:
+    """The work tree's snapshots around calls, for undo of commands' changes; None: off."""
+    if not settings.enabled:
+        return None
+    from totem.settings.paths import data_dir
+    from totem.snapshots.calls import CallSnapshots
+
+    return CallSnapshots.for_project(root, settings, data_dir())
 
 
 def default_store() -> Store:
@@ -117,6 +129,7 @@ class SessionService:
             self.toolset.mcp_config = None
         self._trust_notice(ignored_servers)
         self.knowledge = ProjectKnowledge(self.root, self.config.knowledge, store=self.store)
+        self.snapshots = _call_snapshots(self.root, self.config.tools.snapshots)
         # Where the tools read, write and run commands: here, unless a client such as an
         # editor over ACP gives its own buffers and terminal (totem.acp).
         self.files: FileAccess = DiskFiles()
@@ -246,6 +259,7 @@ class SessionService:
             hooks=self.hooks,
             files=self.files,
             terminal=self.terminal,
+            snapshots=self.snapshots,
         )
         if self.toolset.mcp_config is not None:
             agent.preparers.append(functools.partial(self.toolset.mcp_tools, agent))
@@ -425,7 +439,8 @@ class SessionService:
             # MCP resources and prompts expand the text the model gets (with any @path)
             events = with_mcp_input(self.toolset, agent, model_text or text,
                                     lambda given: start(given or model_text))
-        events = track_changes(events, store=self.store, session_id=session.id)
+        events = track_changes(events, store=self.store, session_id=session.id,
+                               snapshots=agent.snapshots)
         if agent.mode == "plan":
             from totem.session.plan import with_plan
 

@@ -1,7 +1,9 @@
-"""Undo and redo of a request's file changes, from the snapshots the file tools record.
+"""Undo and redo of a request's file changes: the file tools' and the commands'.
 
-After each run the files its tools changed (the session's and its sub-agents') are kept as
-checkpoints: the content before the request and after it, bytes or None for no file. Undo
+After each run the files its calls changed (the session's and its sub-agents') are kept as
+checkpoints: the state before the request and after it. A file tool's snapshot gives bytes;
+a command's change comes from the snapshots of the work tree around it (totem.snapshots) and
+is a blob of that store, mode and symbolic links included; None is no file. Undo
 puts back the before side of the latest request still done; redo the after side of the
 request undone last (a request made since ends what can be redone). Either refuses, naming
 the files, when a file is no longer
@@ -11,20 +13,26 @@ so the model knows the change was reverted.
 
 from __future__ import annotations
 
-import os
 import subprocess
 import time
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 from totem.events import Event, RunStarted
 from totem.messages import Message, TextPart, ToolPart, new_id
-from totem.store.base import Checkpoint, Store
+from totem.session.undo_files import is_now, needs_store, put_all, relative, same_state
+from totem.snapshots.git import SnapshotError
+from totem.store.base import Checkpoint, FileState, Store
+
+if TYPE_CHECKING:
+    from totem.snapshots.calls import CallChange, CallSnapshots
+    from totem.snapshots.worktree import WorkTreeStore
 
 __all__ = ["UndoResult", "changed_files", "redo", "track_changes", "undo"]
 
+SHOWN_LINES = 40  # of a summary: a command that removed a thousand files is said in short
 Direction = Literal["undo", "redo"]
 
 
@@ -46,10 +54,12 @@ def _current(path: str) -> bytes | None:
 
 
 async def track_changes(
-    events: AsyncIterator[Event], *, store: Store, session_id: str
+    events: AsyncIterator[Event], *, store: Store, session_id: str,
+    snapshots: CallSnapshots | None = None,
 ) -> AsyncIterator[Event]:
     """The run's events; when it ends, the files it changed become one checkpoint each."""
     mark, since = store.snapshot_mark(), time.time()
+    calls_mark = snapshots.mark() if snapshots is not None else 0
     message_id = ""
     try:
         async for event in events:
@@ -59,17 +69,57 @@ async def track_changes(
     finally:
         if message_id:
             _record(store, session_id=session_id, message_id=message_id, mark=mark,
-                    since=since)
+                    since=since, snapshots=snapshots, calls_mark=calls_mark)
 
 
-def _record(store: Store, *, session_id: str, message_id: str, mark: int, since: float) -> None:
-    before: dict[str, bytes | None] = {}
+def _record(
+    store: Store, *, session_id: str, message_id: str, mark: int, since: float,
+    snapshots: CallSnapshots | None, calls_mark: int,
+) -> None:
+    before: dict[str, FileState] = {}
+    after: dict[str, FileState] = {}
     for path, content in store.snapshots_after(session_id, mark, since=since):
-        before.setdefault(path, content)
-    files = [(p, b, _current(p)) for p, b in before.items()]
-    changed = [f for f in files if f[1] != f[2]]
-    if changed:
-        store.add_checkpoints(session_id, message_id, changed)
+        if path not in before:
+            before[path], after[path] = content, _current(path)
+    calls = _calls(store, snapshots, session_id, calls_mark)
+    if snapshots is not None:
+        snapshots.forget(calls)
+    # the calls' own record, in order, wins: it holds only what happened during the calls
+    # (a file the person edited between two calls stays theirs)
+    first: dict[str, FileState] = {}
+    for call in calls:
+        first.setdefault(call.path, call.before)
+        after[call.path] = call.after
+    before.update(first)
+    changed = [(p, b, after[p]) for p, b in before.items() if not same_state(b, after[p])]
+    if not changed:
+        if snapshots is not None:
+            snapshots.tidy()
+        return
+    if snapshots is not None and needs_store([s for _, b, a in changed for s in (b, a)]):
+        try:
+            snapshots.store.keep(message_id, snapshots.trees(calls))
+        except SnapshotError as exc:  # the checkpoints stand; undo says if a blob is gone
+            snapshots.warnings.append(f"The snapshots of this request were not kept: {exc}")
+    store.add_checkpoints(session_id, message_id, changed)
+    if snapshots is not None:
+        snapshots.tidy()
+
+
+def _calls(
+    store: Store, snapshots: CallSnapshots | None, session_id: str, mark: int
+) -> list[CallChange]:
+    """The changes the request's calls recorded: the session's and its sub-agents' (other
+    sessions of the project may run beside it, in the web page)."""
+    if snapshots is None:
+        return []
+    calls = snapshots.since(mark)
+    ours = {session_id}
+    for other in {c.session_id for c in calls} - ours:
+        info = store.get_session(other)
+        if info is not None and info.parent_id == session_id:
+            ours.add(other)
+    return [c for c in calls if c.session_id in ours]
 
 
 def _requests(store: Store, session_id: str) -> list[list[Checkpoint]]:
@@ -82,7 +132,7 @@ def _requests(store: Store, session_id: str) -> list[list[Checkpoint]]:
 
 def changed_files(store: Store, *, session_id: str, message_id: str, root: Path) -> list[str]:
     """The project-relative files the request of `message_id` changed."""
-    return [_relative(p.path, root) for p in store.checkpoints(session_id)
+    return [relative(p.path, root) for p in store.checkpoints(session_id)
             if p.message_id == message_id]
 
 
@@ -132,44 +182,46 @@ def _one(store: Store, direction: Direction, *, session_id: str, root: Path) -> 
         return UndoResult(False, f"Nothing to {direction}: no request of this session "
                           + ("changed files." if direction == "undo" else "was undone last."))
     expected = [(p.path, p.after if direction == "undo" else p.before) for p in request]
-    conflicts = [_relative(path, root) for path, want in expected if _current(path) != want]
+    conflicts = [relative(path, root) for path, want in expected if not is_now(path, want)]
     if conflicts:
         return UndoResult(
             False,
-            f"Cannot {direction}: changed since the request: {', '.join(conflicts)}. "
+            f"Cannot {direction}: changed since the request: {_short(conflicts, ', ')}. "
             "Nothing was changed; put these files back, or edit them by hand.",
             conflicts=conflicts,
         )
-    lines = [_put(p.path, p.before if direction == "undo" else p.after, root) for p in request]
+    targets = [(p.path, p.before if direction == "undo" else p.after) for p in request]
+    try:
+        lines = put_all(targets, root=root, store=_snapshot_store(root, targets))
+    except SnapshotError as exc:
+        return UndoResult(False, f"Cannot {direction}: {exc}; the snapshots of this request "
+                          "were pruned or lost. Nothing was changed.")
     store.set_checkpoint_state(request[0].message_id, "undone" if direction == "undo" else "done")
     asked = _request_text(store, session_id, request[0].message_id)
     _tell_model(store, session_id, direction, asked, lines)
-    summary = f"{'Undid' if direction == 'undo' else 'Redid'} “{asked}”:\n" + "\n".join(
-        f"  {line}" for line in lines
-    )
+    summary = f"{'Undid' if direction == 'undo' else 'Redid'} “{asked}”:\n" + _short(
+        [f"  {line}" for line in lines], "\n")
     if direction == "undo":
         summary += _untracked_note(store, session_id, request[0].message_id, root)
-    return UndoResult(True, summary, files=[_relative(p.path, root) for p in request])
+    return UndoResult(True, summary, files=[relative(p.path, root) for p in request])
 
 
-def _put(path: str, content: bytes | None, root: Path) -> str:
-    """Make `path` hold `content` (None: no file); the summary line."""
-    target = Path(path)
-    relative = _relative(path, root)
-    if content is None:
-        target.unlink(missing_ok=True)
-        return f"removed {relative}"
-    existed = target.exists()
-    target.parent.mkdir(parents=True, exist_ok=True)
-    target.write_bytes(content)
-    return f"restored {relative}" if existed else f"recreated {relative}"
+def _short(items: list[str], sep: str) -> str:
+    """The first SHOWN_LINES of `items` joined, and how many more."""
+    shown = sep.join(items[:SHOWN_LINES])
+    more = len(items) - SHOWN_LINES
+    return shown + (f"{sep}{'  ' if sep == chr(10) else ''}… and {more} more" if more > 0
+                    else "")
 
 
-def _relative(path: str, root: Path) -> str:
-    try:
-        return os.path.relpath(path, os.path.realpath(root))
-    except ValueError:
-        return path
+def _snapshot_store(root: Path, targets: list[tuple[str, FileState]]) -> WorkTreeStore | None:
+    """The project's snapshot store, when a command's change is to be put back."""
+    if not needs_store([state for _, state in targets]):
+        return None
+    from totem.settings.paths import data_dir
+    from totem.snapshots.worktree import WorkTreeStore, store_folder
+
+    return WorkTreeStore(root, store_folder(data_dir(), root))
 
 
 def _request_text(store: Store, session_id: str, message_id: str) -> str:
@@ -186,25 +238,35 @@ def _tell_model(
     """A note in the history: the model's next request sees the files went back."""
     if direction == "undo":
         text = (f"[totem] The person undid the file changes made for the request “{asked}”: "
-                f"{'; '.join(lines)}. Those files are now as they were before that request; "
+                f"{_short(lines, '; ')}. Those files are now as they were before that request; "
                 "do not assume its changes exist.")
     else:
         text = (f"[totem] The person redid the file changes of the request “{asked}”: "
-                f"{'; '.join(lines)}. Those files again hold what that request wrote.")
+                f"{_short(lines, '; ')}. Those files again hold what that request wrote.")
     message = Message(new_id("msg"), session_id, "user", [TextPart(text, synthetic=True)])
     store.add_message(message)
 
 
 def _untracked_note(store: Store, session_id: str, message_id: str, root: Path) -> str:
-    """A word on what undo cannot see: files changed by bash commands of the request."""
-    if not _ran_bash(store.messages(session_id), message_id):
+    """A word on what undo could not see: with no snapshots of the work tree (git missing,
+    or snapshots off), files changed by the request's bash commands were not tracked."""
+    if not _ran_bash(store.messages(session_id), message_id) or _commands_tracked(root):
         return ""
-    note = ("\nThe request also ran bash commands: files they changed are not tracked and "
-            "were not put back.")
+    note = ("\nThe request also ran bash commands: files they changed are not tracked (no "
+            "snapshots of the work tree: git is missing, or `snapshots` is off) and were not "
+            "put back.")
     stat = _git_diff_stat(root)
     if stat is not None:
         note += " `git diff` shows the working tree's changes:\n" + (stat or "  (no changes)")
     return note
+
+
+def _commands_tracked(root: Path) -> bool:
+    from totem.settings.paths import data_dir
+    from totem.snapshots.git import git_program
+    from totem.snapshots.worktree import store_folder
+
+    return git_program() is not None and store_folder(data_dir(), root).is_dir()
 
 
 def _ran_bash(messages: list[Message], message_id: str) -> bool:

@@ -19,6 +19,8 @@
                                                   # (or backend: brave | tavily, key: ...)
     hooks:                   # your commands on the agent's events (totem.hooks)
       pre_tool: [{matcher: bash, command: "~/bin/check.sh", timeout: 60}]
+    snapshots: {keep_days: 30, max_store_mb: 2048, max_file_mb: 20}  # what undo can put
+                             # back of commands' changes (settings/snapshots.py); false: none
     sandbox: workspace-write # bash and process: read-only | workspace-write | off, or
                              # {mode, network: [host:port], hidden: [...], processes: N}
     integrations:            # slack, tts, image, agents: see settings/integrations.py
@@ -58,6 +60,7 @@ from totem.settings.paths import cache_dir, config_dir
 from totem.settings.rules import Action, Rule
 from totem.settings.sandbox import SandboxSettings
 from totem.settings.secret import Secret
+from totem.settings.snapshots import parse_snapshots
 from totem.settings.tools import ToolSettings
 
 __all__ = ["Config", "ConfigError", "KnowledgeSettings", "ProviderConfig", "Secret", "load_config",
@@ -355,6 +358,7 @@ def load_config(project: Path, *, trusted: bool | None = None) -> Config:
     knowledge = _knowledge(_knowledge_section(merged, notices))
     tools = _tool_settings(merged.get("tools") or {})
     tools.sandbox = _sandbox(merged.get("sandbox"))
+    tools.snapshots = parse_snapshots(merged.get("snapshots"))
     return Config(
         model=merged.get("model"),
         providers=providers,

@@ -121,6 +121,9 @@ CONFIG_SCHEMA = Keys({
     "mcp": OneOf((MapOf(MCP_SERVER), Scalar((type(None),), "a mapping of servers"))),
     "hooks": _HOOKS,
     "lsp": OneOf((FLAG, MapOf(LSP_SERVER))),  # language servers after edits (settings/lsp.py)
+    # the work tree's snapshots, for undo (totem.settings.snapshots)
+    "snapshots": OneOf((FLAG, Keys({"enabled": FLAG, "max_file_mb": NUMBER, "keep_days": NUMBER,
+                                    "max_store_mb": NUMBER}))),
     # the OS sandbox of bash and process (totem.settings.sandbox)
     "sandbox": OneOf((_SANDBOX_MODE, Keys({"mode": _SANDBOX_MODE, "network": TEXTS,
                                            "hidden": TEXTS, "processes": WHOLE}))),

@@ -9,6 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from totem.settings.sandbox import SandboxSettings
+from totem.settings.snapshots import SnapshotSettings
 
 __all__ = ["ToolSettings"]
 
@@ -27,3 +28,6 @@ class ToolSettings:
     # bash and process's sandbox: off in settings made in code; the config's default (what
     # load_config gives) is workspace-write
     sandbox: SandboxSettings = field(default_factory=lambda: SandboxSettings(mode="off"))
+    # the work tree's snapshots before calls that may change files: off in settings made in
+    # code, on in what load_config gives (totem.settings.snapshots)
+    snapshots: SnapshotSettings = field(default_factory=SnapshotSettings)

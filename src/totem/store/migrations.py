@@ -85,6 +85,12 @@ MIGRATIONS: list[str] = [
     );
     CREATE INDEX checkpoints_session ON checkpoints(session_id, id);
     """,
+    # undo of what commands changed: a side kept in the project's snapshot store (a git
+    # blob, totem.snapshots) is "MODE OID" here, its BLOB column NULL
+    """
+    ALTER TABLE checkpoints ADD COLUMN before_ref TEXT;
+    ALTER TABLE checkpoints ADD COLUMN after_ref TEXT;
+    """,
 ]
 
 

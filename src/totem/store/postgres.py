@@ -24,7 +24,14 @@ import psycopg
 from totem.messages import Message, Part, Usage, new_id, part_from_dict, part_json
 from totem.policy.permission import Rule
 from totem.settings.errors import ConfigError
-from totem.store.base import Checkpoint, SessionInfo
+from totem.store.base import (
+    Checkpoint,
+    FileState,
+    SessionInfo,
+    file_state,
+    ref_columns,
+    state_columns,
+)
 from totem.store.postgres_schema import migrate_postgres
 
 __all__ = ["PostgresStore", "StoreUnavailable"]
@@ -265,27 +272,29 @@ class PostgresStore:
 
     @_reconnecting
     def add_checkpoints(
-        self, session_id: str, message_id: str, files: list[tuple[str, bytes | None, bytes | None]]
+        self, session_id: str, message_id: str, files: list[tuple[str, FileState, FileState]]
     ) -> None:
         now = time.time()
         with self._cursor(transaction=True) as db:
             for path, before, after in files:
                 db.execute(
                     "INSERT INTO checkpoints (session_id, message_id, path, before, after, "
-                    "created) VALUES (%s,%s,%s,%s,%s,%s)",
-                    (session_id, message_id, path, before, after, now),
+                    "created, before_ref, after_ref) VALUES (%s,%s,%s,%s,%s,%s,%s,%s)",
+                    (session_id, message_id, path, *state_columns(before, after), now,
+                     *ref_columns(before, after)),
                 )
 
     @_reconnecting
     def checkpoints(self, session_id: str) -> list[Checkpoint]:
         with self._cursor() as db:
             rows = db.execute(
-                "SELECT id, session_id, message_id, path, before, after, state, created, undone "
-                "FROM checkpoints WHERE session_id = %s ORDER BY id",
+                "SELECT id, session_id, message_id, path, before, after, state, created, undone, "
+                "before_ref, after_ref FROM checkpoints WHERE session_id = %s ORDER BY id",
                 (session_id,),
             ).fetchall()
-        return [Checkpoint(int(i), s, m, p, _bytes(b), _bytes(a), st, c, u)
-                for i, s, m, p, b, a, st, c, u in rows]
+        return [Checkpoint(int(i), s, m, p, file_state(_bytes(b), br), file_state(_bytes(a), ar),
+                           st, c, u)
+                for i, s, m, p, b, a, st, c, u, br, ar in rows]
 
     @_reconnecting
     def set_checkpoint_state(self, message_id: str, state: str) -> None:

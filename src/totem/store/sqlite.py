@@ -20,7 +20,14 @@ from pathlib import Path
 
 from totem.messages import Message, Part, Usage, new_id, part_from_dict, part_json
 from totem.policy.permission import Rule
-from totem.store.base import Checkpoint, SessionInfo
+from totem.store.base import (
+    Checkpoint,
+    FileState,
+    SessionInfo,
+    file_state,
+    ref_columns,
+    state_columns,
+)
 from totem.store.migrations import migrate
 
 __all__ = ["SqliteStore"]
@@ -217,25 +224,27 @@ class SqliteStore:
         return [(p, b) for p, b in rows]
 
     def add_checkpoints(
-        self, session_id: str, message_id: str, files: list[tuple[str, bytes | None, bytes | None]]
+        self, session_id: str, message_id: str, files: list[tuple[str, FileState, FileState]]
     ) -> None:
         now = time.time()
         with self._writing():
             for path, before, after in files:
                 self.db.execute(
                     "INSERT INTO checkpoints (session_id, message_id, path, before, after, "
-                    "created) VALUES (?,?,?,?,?,?)",
-                    (session_id, message_id, path, before, after, now),
+                    "created, before_ref, after_ref) VALUES (?,?,?,?,?,?,?,?)",
+                    (session_id, message_id, path, *state_columns(before, after), now,
+                     *ref_columns(before, after)),
                 )
 
     def checkpoints(self, session_id: str) -> list[Checkpoint]:
         rows = self.db.execute(
-            "SELECT id, session_id, message_id, path, before, after, state, created, undone "
-            "FROM checkpoints "
+            "SELECT id, session_id, message_id, path, before, after, state, created, undone, "
+            "before_ref, after_ref FROM checkpoints "
             "WHERE session_id = ? ORDER BY id",
             (session_id,),
         ).fetchall()
-        return [Checkpoint(*row) for row in rows]
+        return [Checkpoint(i, s, m, p, file_state(b, br), file_state(a, ar), st, c, u)
+                for i, s, m, p, b, a, st, c, u, br, ar in rows]
 
     def set_checkpoint_state(self, message_id: str, state: str) -> None:
         undone = time.time() if state == "undone" else None
