@@ -6,6 +6,7 @@ then a permission); the run on A goes on with those answers."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
 import subprocess
 import sys
@@ -51,15 +52,18 @@ async def follow(relay: PgRelay, session_id: str, *, after: int,
     """Read the stream from `after`; answer a permission question once; stop at the run's
     end or after `stop_after` events (a page that goes away)."""
     seen: list[tuple[int, dict[str, Any]]] = []
-    async for event_id, event in relay.follow(session_id, after=after):
-        seen.append((event_id, event))
-        if event["type"] == "permission":
-            assert event["permission"] == "bash", event  # nothing else may be allowed here
-            await relay.answer(event["request_id"], {"kind": "once"})
-        elif event["type"] == "question":
-            await relay.answer(event["request_id"], {"answer": "relayed"})
-        if event["type"] == "run_finished" or len(seen) == stop_after:
-            break
+    # closed here, not left to the loop's shutdown (which may cancel the closing and leave
+    # the database connection open)
+    async with contextlib.aclosing(relay.follow(session_id, after=after)) as events:
+        async for event_id, event in events:
+            seen.append((event_id, event))
+            if event["type"] == "permission":
+                assert event["permission"] == "bash", event  # nothing else may be allowed
+                await relay.answer(event["request_id"], {"kind": "once"})
+            elif event["type"] == "question":
+                await relay.answer(event["request_id"], {"answer": "relayed"})
+            if event["type"] == "run_finished" or len(seen) == stop_after:
+                break
     return seen
 
 
@@ -140,13 +144,14 @@ def test_a_stop_asked_on_another_worker_ends_the_run(
 
         async def stop_when_text_shows() -> list[str]:
             seen = []
-            async for _, event in relay.follow(session_id):
-                seen.append(event["type"])
-                if event["type"] == "text":
-                    await relay.request_abort(session_id)
-                if event["type"] == "run_finished":
-                    seen.append(event["reason"])
-                    return seen
+            async with contextlib.aclosing(relay.follow(session_id)) as events:
+                async for _, event in events:
+                    seen.append(event["type"])
+                    if event["type"] == "text":
+                        await relay.request_abort(session_id)
+                    if event["type"] == "run_finished":
+                        seen.append(event["reason"])
+                        break
             return seen
 
         seen = asyncio.run(stop_when_text_shows())

@@ -106,37 +106,39 @@ def test_only_local_servers_are_asked() -> None:
 
 
 def test_probe_asks_a_real_http_server_once_per_process() -> None:
+    # each test asks for a model name of its own: answers are kept per process by address
+    # and name, and a later server may be given a port an earlier test's server had
     with LlamaLike([]) as server:
-        first = probe("openai", server.base_url, "local")
-        again = probe("openai", server.base_url, "local")
+        first = probe("openai", server.base_url, "local-once")
+        again = probe("openai", server.base_url, "local-once")
         asked = list(server.gets)
     assert first is again and first is not None
     assert first.context_window == 8192
-    assert sorted(asked) == ["/api/v0/models/local", "/props", "/v1/models"]  # once each
+    assert sorted(asked) == ["/api/v0/models/local-once", "/props", "/v1/models"]  # once each
 
 
 def test_a_probe_started_early_is_waited_for_and_asked_once() -> None:
     with LlamaLike([]) as server:
-        probe_soon("openai", server.base_url, "local")
-        facts = probe("openai", server.base_url, "local")
-        probe_soon("openai", server.base_url, "local")  # known: not asked again
+        probe_soon("openai", server.base_url, "local-early")
+        facts = probe("openai", server.base_url, "local-early")
+        probe_soon("openai", server.base_url, "local-early")  # known: not asked again
         asked = list(server.gets)
     assert facts is not None and facts.engine == "llamacpp"
-    assert sorted(asked) == ["/api/v0/models/local", "/props", "/v1/models"]
+    assert sorted(asked) == ["/api/v0/models/local-early", "/props", "/v1/models"]
 
 
 def test_a_chunked_answer_is_read_too() -> None:
     # a pass-through that always answers chunked, even to HTTP/1.0, in front of the server
     with LlamaLike([]) as server, RecordingProxy(server.base_url.removesuffix("/v1")) as proxy:
-        facts = probe("openai", proxy.base_url, "local")
+        facts = probe("openai", proxy.base_url, "local-chunked")
     assert facts is not None and facts.context_window == 8192
 
 
 def test_a_server_still_loading_is_asked_again_next_time() -> None:
     with LlamaLike([], loading=True) as server:
-        assert probe("openai", server.base_url, "local") is None
+        assert probe("openai", server.base_url, "local-loading") is None
         server.loading = False
-        facts = probe("openai", server.base_url, "local")
+        facts = probe("openai", server.base_url, "local-loading")
     assert facts is not None and facts.context_window == 8192
 
 

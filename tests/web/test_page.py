@@ -192,6 +192,11 @@ def test_abort_stops_a_running_command_and_the_page_says_so(
         page = open_page(server)
         send(page, "wait a while")
         page.wait_for_selector(".tool.running")
+        # the card shows as the call starts; the process follows once the work tree's
+        # snapshot is taken
+        deadline = time.monotonic() + 10
+        while no_process("sleep 33.5") and time.monotonic() < deadline:
+            time.sleep(0.05)
         assert not no_process("sleep 33.5")
         page.click("#abort")
         page.wait_for_selector(".finish.aborted")
