@@ -119,3 +119,29 @@ def test_the_last_resort_counts_what_it_shortened_and_left_out() -> None:
     assert note == f"{plan.shortened} older tool results shortened and {plan.dropped} older " \
         f"message{'s' * (plan.dropped != 1)} left out"
     assert "-1" not in note
+
+
+def test_a_summary_never_stands_for_the_request_being_worked_on() -> None:
+    from totem.providers.localserver.stepmode import latest_request
+
+    def read(i: int) -> Message:
+        return _message(i, "assistant", ToolPart(
+            call_id=f"c{i}", name="read", input={"path": "a.py"}, raw_input="{}",
+            state="completed", output="x" * 400))
+
+    request = TextPart("Fix the shift method in linked_list.py; answer DONE: <method>.")
+    summary = _message(4, "assistant", SummaryPart("summary", "Read a.py twice.", "m002"))
+    history = [_message(0, "user", request), read(1), read(2), summary, read(3)]
+    plan = Compactor(window=None).plan(history, system="", specs=[])
+    head = plan.messages[0]
+    assert head.parts[0] == TextPart(
+        "Summary of the earlier part of this conversation:\n\nRead a.py twice.", synthetic=True)
+    assert head.parts[-1] == request  # word for word, and known as the person's
+    assert latest_request(plan.messages) == request.text
+    assert [m.id for m in plan.messages[1:]] == ["m003"]
+    # a later request, not summarized, is what the model works on: the old one is not repeated
+    later = _message(5, "user", TextPart("Now add a test."))
+    plan = Compactor(window=None).plan([*history, later], system="", specs=[])
+    assert [p.text for p in plan.messages[0].parts if isinstance(p, TextPart)] == [
+        "Summary of the earlier part of this conversation:\n\nRead a.py twice."]
+    assert latest_request(plan.messages) == "Now add a test."

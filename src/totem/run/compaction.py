@@ -2,7 +2,8 @@
 
 The stored history is never rewritten. Each request is built from a *derived* list:
 
-1. the latest summary (a `SummaryPart`) stands for every message it covers;
+1. the latest summary (a `SummaryPart`) stands for every message it covers, but for the
+   person's request being worked on, whose words follow it unchanged;
 2. over the window (minus room for the answer), old tool results become one-line summaries
    and old images `[image content]` — older than a boundary that only moves forward, and
    in big steps, so the prefix a provider caches stays the same from one request to the next;
@@ -37,6 +38,8 @@ KEEP_RECENT = 2  # assistant messages whose tool results stay whole
 SHORTEN_TARGET = 0.6  # after shortening, aim this far under the budget
 LAST_RESORT_CHARS = 2_000
 SUMMARY_PREFIX = "Summary of the earlier part of this conversation:\n\n"
+# a summary never stands for the request being worked on: its words follow the summary
+REQUEST_PREFIX = "The person's request being worked on, as they wrote it:"
 
 
 def _part_chars(part: Part) -> int:
@@ -100,13 +103,27 @@ def _with_summaries(history: Sequence[Message]) -> list[Message]:
         return visible
     ids = [m.id for m in visible]
     start = ids.index(latest.covers_until) + 1 if latest.covers_until in ids else 0
+    parts: list[Part] = [TextPart(SUMMARY_PREFIX + latest.text, synthetic=True)]
+    if _typed(visible[start:]) is None:
+        request = _typed(visible[:start])
+        if request is not None:  # the request at work was summarized: it is kept as typed
+            parts += [TextPart(REQUEST_PREFIX, synthetic=True), *request]
     head = Message(
         id=f"summary_{latest.covers_until}",
         session_id=history[0].session_id,
         role="user",
-        parts=[TextPart(SUMMARY_PREFIX + latest.text, synthetic=True)],
+        parts=parts,
     )
     return [head, *visible[start:]]
+
+
+def _typed(messages: Sequence[Message]) -> list[TextPart] | None:
+    """The text parts of the person's latest message among `messages` (not totem's)."""
+    for message in reversed(messages):
+        typed = [p for p in message.parts if isinstance(p, TextPart) and not p.synthetic]
+        if message.role == "user" and typed:
+            return typed
+    return None
 
 
 _ELIDED = "result elided to save context"
