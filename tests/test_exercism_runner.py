@@ -193,6 +193,18 @@ def test_totem_continues_its_session_on_the_second_try(tmp_path: Path) -> None:
     assert (tmp_path / "t/totem.messages.json").is_file()
 
 
+def test_totem_options_reach_its_provider(tmp_path: Path) -> None:
+    # a help switched off for a measurement is read by totem: a wrong one is its clear error
+    with running_in_thread([{"text": "unused"}], models=["local"]) as url:
+        agent = TotemAgent(totem_src=REPO, base_url=url, model_id="local",
+                           options={"assist": {"tests_soon": False}})
+        result = run_exercise(_one("acronym"), agent, model="m", scratch=tmp_path / "s",
+                              transcripts=tmp_path / "t", timeout=60, tries=1)
+    assert result.tries[0].exit_code not in (0, None)
+    said = (tmp_path / "t/totem.try1.stderr").read_text()
+    assert "`assist` has no tests_soon" in said
+
+
 def test_totem_is_killed_at_the_limit(tmp_path: Path) -> None:
     with running_in_thread([{"error": "hang"}], models=["local"]) as url:
         agent = TotemAgent(totem_src=REPO, base_url=url, model_id="local")

@@ -52,6 +52,9 @@ def arguments(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--scratch", type=Path, default=Path("/tmp/totem-exercism"),
                         help="where the working copies are made (one runner per folder)")
     parser.add_argument("--threads", type=int, default=2, help="llama-server -t")
+    parser.add_argument("--totem-options", type=_options, default={},
+                        help="a JSON object added to totem's provider options, e.g. "
+                             "'{\"assist\": {\"tests_ahead\": false}}' to measure one help")
     parser.add_argument("--resume", action="store_true",
                         help="keep the rows already in --out and skip what they record")
     parser.add_argument("--baseline", type=Path, action="append", default=[],
@@ -102,12 +105,23 @@ def _agents(names: list[str], server: ModelServer | None, args: argparse.Namespa
         elif name == "totem":
             assert server is not None
             agents.append(TotemAgent(totem_src=args.totem_src.resolve(),
-                                     base_url=server.base_url, model_id=server.model_id))
+                                     base_url=server.base_url, model_id=server.model_id,
+                                     options=args.totem_options))
         else:
             assert server is not None and aider_python is not None
             agents.append(AiderAgent(python=aider_python, base_url=server.base_url,
                                      model_id=server.model_id))
     return agents
+
+
+def _options(value: str) -> dict[str, Any]:
+    try:
+        options = json.loads(value)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(f"not JSON: {exc}") from None
+    if not isinstance(options, dict):
+        raise argparse.ArgumentTypeError("a JSON object, such as {\"read_ahead\": false}")
+    return options
 
 
 def run(args: argparse.Namespace) -> list[dict[str, Any]]:
@@ -130,6 +144,7 @@ def run(args: argparse.Namespace) -> list[dict[str, Any]]:
         "exercises": str(args.exercises.resolve()), "timeout_s": args.timeout,
         "tries": args.tries, "threads": args.threads, "agents": args.agents,
         "aider_python": str(aider_python) if aider_python else None, "models": {},
+        "totem_options": args.totem_options,
     }
     rows: list[dict[str, Any]] = _recorded(args.out) if args.resume else []
     done = {(r["model"], r["agent"], r["exercise"]) for r in rows}

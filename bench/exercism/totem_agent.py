@@ -6,8 +6,9 @@ from __future__ import annotations
 import json
 import os
 import sys
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from bench.exercism.agents import Attempt, Job
 from bench.exercism.processes import run_in_group
@@ -22,6 +23,7 @@ class TotemAgent:
     base_url: str
     model_id: str
     name: str = "totem"
+    options: dict[str, Any] = field(default_factory=dict)  # added to the provider's options
 
     def attempt(self, job: Job, message: str, *, try_no: int) -> Attempt:
         env = self._environment(job.home)
@@ -48,7 +50,8 @@ class TotemAgent:
         config = home / "totem-bench.yaml"
         config.write_text(
             "providers:\n"
-            f"  local: {{kind: openai, base_url: {json.dumps(self.base_url)}}}\n"
+            f"  local: {{kind: openai, base_url: {json.dumps(self.base_url)}, "
+            f"options: {json.dumps(self.options)}}}\n"
             f"model: {json.dumps('local/' + self.model_id)}\n"
         )
         keep = {k: os.environ[k] for k in ("LANG", "LC_ALL", "TERM", "TZ") if k in os.environ}

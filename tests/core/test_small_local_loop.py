@@ -593,3 +593,63 @@ def test_a_second_request_sees_the_first_ones_reads_shortened_and_its_own_whole(
     assert bodies[-1]["messages"][-1]["content"].startswith(
         "Write your reply to the person now, as plain text (no JSON). "
         "The request is: And what does it make now?")
+
+
+def test_the_helps_switched_off_one_by_one_are_not_given(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # each help can be measured alone (issue 34): with the tests ahead and after switched
+    # off, a change is written and the run ends with no test run at all
+    import os
+    import sys
+
+    monkeypatch.setenv("PATH", f"{Path(sys.executable).parent}:{os.environ['PATH']}")
+    files = {"slug.py": "def slug(s):\n    return s.replace(' ', '-')\n",
+             "test_slug.py": "from slug import slug\n\n\ndef test_lower():\n"
+                             "    assert slug('A B') == 'a-b'\n"}
+    stripped = "def slug(s):\n    return s.strip().replace(' ', '-')\n"
+    answers = [_plan("change", "slug.py"), *_write("slug.py", stripped), *_answer("Fixed.")]
+    off = {"assist": {"tests_ahead": False, "tests_after": False}}
+    with LlamaLike(answers) as server:
+        events = _run(tmp_path, server.base_url, "slugs must be lower case", files=files,
+                      options=off)
+    ends = _of(events, ToolEnd)
+    assert [e.name for e in ends if e.name == "bash"] == []
+    assert [e.name for e in ends if e.name == "write"] == ["write"]
+    assert events[-1].reason == "finished"
+    # the plan off: no plan is asked, the model's first step is its own
+    (tmp_path / "project" / "slug.py").write_text(files["slug.py"])
+    answers = [*_write("slug.py", stripped), *_answer("Fixed.")]
+    with LlamaLike(answers) as server:
+        events = _run(tmp_path, server.base_url, "slugs must be lower case", files=files,
+                      options={"assist": {"plan": False, "tests_after": False}})
+        bodies = server.bodies
+    assert not any("The model's plan" in e.text for e in _of(events, Notice))
+    assert "new_files" not in json.dumps(bodies[0])  # the plan's schema names new_files
+    assert (tmp_path / "project" / "slug.py").read_text() == stripped
+    assert events[-1].reason == "finished"
+    assert "new_files" in json.dumps(server_plan_body(tmp_path, files))
+
+
+def server_plan_body(tmp_path: Path, files: dict[str, str]) -> dict[str, Any]:
+    """The first request of the same run with every help on: the plan's."""
+    answers = [_plan("question"), *_answer("Nothing to change.")]
+    with LlamaLike(answers) as server:
+        _run(tmp_path, server.base_url, "slugs must be lower case", files=files)
+        return server.bodies[0]
+
+
+@pytest.mark.parametrize(("assist", "said"), [
+    ({"tests_later": False}, "`assist` has no tests_later; its switches are plan, tests_ahead"),
+    ({"plan": "no"}, "`assist`: plan must be true or false"),
+    (["plan"], "`assist` must be a mapping of plan, tests_ahead"),
+])
+def test_a_wrong_assist_setting_is_a_clear_error(assist: object, said: str) -> None:
+    from totem.providers.localserver.served import served_model
+    from totem.settings.config import ConfigError
+
+    pconf = ProviderConfig("local", "openai", base_url="http://127.0.0.1:9/v1",
+                           options={"probe": False, "assist": assist})
+    with pytest.raises(ConfigError, match="provider 'local', model 'm'") as caught:
+        served_model(pconf, "m")
+    assert said in str(caught.value)

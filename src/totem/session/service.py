@@ -51,6 +51,7 @@ if TYPE_CHECKING:
     from totem.providers.catalog.catalogue import ModelInfo
     from totem.run.subagents import SubagentRunner
     from totem.settings.snapshots import SnapshotSettings
+    from totem.smallmodel.levers import Levers
     from totem.snapshots.calls import CallSnapshots
     from totem.tools.terminal import Terminal
 
@@ -250,7 +251,8 @@ class SessionService:
             or (served.facts.context_window if served.facts else None)
             or info.context_window or profile.context_window,
             sampling=served.sampling,
-            assist=_small_assist(look_ahead=served.read_ahead) if profile.small else None,
+            assist=(_small_assist(look_ahead=served.read_ahead, levers=served.levers)
+                    if profile.small else None),
             state=self.state,
             price=info.price,
             cache_ttl=_cache_ttl(self.config.providers.get(label.partition("/")[0])),
@@ -644,13 +646,13 @@ class SessionService:
         self._providers.clear()
 
 
-def _small_assist(*, look_ahead: bool) -> AssistFactory:
+def _small_assist(*, look_ahead: bool, levers: Levers) -> AssistFactory:
     """What a small model's run gets beyond the loop (smallmodel/), made once per run."""
 
     def make(run: AssistedRun) -> RunAssist:
         from totem.smallmodel.assist import SmallModelAssist
 
-        return SmallModelAssist(run, look_ahead=look_ahead)
+        return SmallModelAssist(run, look_ahead=look_ahead, levers=levers)
 
     return make
 

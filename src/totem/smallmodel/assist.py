@@ -38,6 +38,7 @@ from totem.events import Notice
 from totem.messages import Message, ToolPart
 from totem.run.assist import GO_ON, AheadCall, AssistedRun, StepHold
 from totem.smallmodel import answers
+from totem.smallmodel.levers import ALL_ON, Levers
 from totem.smallmodel.plan import Plan, offered, parse_plan, plan_prompt, plan_schema
 from totem.smallmodel.project import (
     ProjectFile,
@@ -110,9 +111,11 @@ def _bounded(command: str) -> str:
 class SmallModelAssist:
     """One per run of a small local model (see the module doc)."""
 
-    def __init__(self, run: AssistedRun, *, look_ahead: bool = True) -> None:
+    def __init__(self, run: AssistedRun, *, look_ahead: bool = True,
+                 levers: Levers = ALL_ON) -> None:
         self.run = run
         self.look_ahead = look_ahead
+        self.levers = levers  # which helps are on (smallmodel/levers.py)
         self.plan: Plan | None = None
         self.own: set[str] = set()  # call ids of totem's own calls
         self.must_act = False
@@ -135,7 +138,7 @@ class SmallModelAssist:
         if run.first > 0:  # an earlier request's reads and test runs: stale, and the most
             run.compactor.whole_from = run.history[run.first].id  # prompt to read again
         files, many = text_files(run.root)
-        self.plan = await self._ask_plan(files, request)
+        self.plan = await self._ask_plan(files, request) if self.levers.plan else None
         if self.plan is not None:
             run.emit(Notice(self._plan_notice(self.plan)))
         calls = self._calls_ahead(files, many, request)
@@ -145,8 +148,8 @@ class SmallModelAssist:
         self._tell_parts()
         if not calls:
             return
-        self.must_act = self.plan is not None and self.plan.kind == "change"
-        self.whole_files = self._short_change(files)
+        self.must_act = self.plan is not None and self.plan.kind == "change" and self.levers.act
+        self.whole_files = self.levers.whole_files and self._short_change(files)
         self.all_read = self._planned_read_whole(parts)
 
     async def _ask_plan(self, files: list[ProjectFile], request: str) -> Plan | None:
@@ -223,7 +226,7 @@ class SmallModelAssist:
         starts), and for a question whose plan names a test file (what they say is the
         answer; briefly, the failed tests' names and the count)."""
         plan, run = self.plan, self.run
-        if plan is None or "bash" not in run.tools:
+        if plan is None or "bash" not in run.tools or not self.levers.tests_ahead:
             return []
         if plan.kind == "change":
             command = project_test_command(run.root)
@@ -236,7 +239,7 @@ class SmallModelAssist:
 
     def _tell_parts(self) -> None:
         """The things the plan says the request asks for, when there are several."""
-        if self.plan is None or len(self.plan.parts) < 2:
+        if self.plan is None or len(self.plan.parts) < 2 or not self.levers.parts:
             return
         listed = "\n".join(f"{i}. {part}" for i, part in enumerate(self.plan.parts, 1))
         self.run.synthetic_user(text("parts").replace("{count}", str(len(self.plan.parts)))
@@ -412,7 +415,7 @@ class SmallModelAssist:
         answer = message.text()
         request = run.request_text()
         mine = run.history[run.first:]
-        said = self._review(answer, request, mine)
+        said = self._review(answer, request, mine) if self.levers.answer_review else None
         if said is not None:
             notice, nudge = said
             run.emit(Notice(notice))
@@ -420,7 +423,7 @@ class SmallModelAssist:
             return GO_ON, ""
         changed = answers.ran_change(mine, run.tools, besides=frozenset(self.own))
         if self.plan is not None and self.plan.kind == "change" and not changed \
-                and self.act_nudges < MAX_ACT_NUDGES:
+                and self.levers.act and self.act_nudges < MAX_ACT_NUDGES:
             self.act_nudges += 1
             self.must_act = True
             run.emit(Notice("The model planned a change and made none; asking it to make it."))
@@ -432,7 +435,7 @@ class SmallModelAssist:
                    "the new text), or write a file whole")
             run.synthetic_user(text("act").replace("{request}", request).replace("{how}", how))
             return GO_ON, ""
-        if changed and await self._tests_fail(request):
+        if changed and self.levers.tests_after and await self._tests_fail(request):
             return GO_ON, ""
         if answers.claims_change(answer) and not answers.ran_change(
                 run.history, run.tools, besides=frozenset(self.own)):

@@ -1,0 +1,48 @@
+"""Which helps of a small model's run are on: each can be switched off, to measure it alone.
+
+Issue 34's rule: measure each lever on its own, on both models, and remove one that does not
+pay. A provider's options (or a model's entry) take `assist: {NAME: false, ...}`; every help
+is on when not named. `read_ahead: false` (served.py) switches all the help before the first
+step off at once; these are finer.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, fields
+
+__all__ = ["ALL_ON", "Levers", "levers_from"]
+
+
+@dataclass(frozen=True, slots=True)
+class Levers:
+    # the plan step: question or change, the files, the parts (off: no plan, so neither
+    # the tests ahead nor the parts nor the asking to act, which the plan decides)
+    plan: bool = True
+    tests_ahead: bool = True  # the project's tests run before the first step
+    tests_after: bool = True  # after a change the tests run and a failure goes back
+    parts: bool = True  # the separate things the request asks, told as a list
+    answer_review: bool = True  # an answer copied, unlooked or naming missing files, sent back
+    act: bool = True  # a change planned and not made: the model is asked to make it
+    whole_files: bool = True  # a short stub is written whole (edit is not offered)
+
+
+ALL_ON = Levers()
+
+
+def levers_from(value: object) -> Levers:
+    """The levers an `assist` setting names (None: all on); ValueError says what is wrong."""
+    if value is None:
+        return ALL_ON
+    names = [f.name for f in fields(Levers)]
+    if not isinstance(value, Mapping):
+        raise ValueError(f"`assist` must be a mapping of {', '.join(names)} to true or false, "
+                         f"not {value!r}")
+    unknown = [str(k) for k in value if k not in names]
+    if unknown:
+        raise ValueError(f"`assist` has no {', '.join(unknown)}; its switches are "
+                         f"{', '.join(names)}")
+    wrong = [str(k) for k, v in value.items() if not isinstance(v, bool)]
+    if wrong:
+        raise ValueError(f"`assist`: {', '.join(wrong)} must be true or false")
+    return Levers(**{str(k): bool(v) for k, v in value.items()})
