@@ -9,6 +9,7 @@ from totem.events import Notice, TextDelta, ToolEnd
 from totem.messages import ImageBlock, Message, SummaryPart, TextPart, ToolPart
 from totem.providers.base import ModelRequest
 from totem.run.compaction import Compactor, context_note, estimate
+from totem.run.loop import SUMMARY_MAX_TOKENS
 from totem.testing.scripted import FunctionProvider, Turn, call, reply
 
 WINDOW = 8_000
@@ -24,6 +25,7 @@ def test_three_hundred_turns_stay_under_a_small_window(tmp_path: Path) -> None:
         if request.system.startswith("You write the working summary"):
             summaries += 1
             assert request.tools == []
+            assert request.max_tokens == SUMMARY_MAX_TOKENS  # however much the model may say
             return reply(f"Goal: fill the log. State: {summaries} summaries so far.")
         done = sum(1 for m in request.messages for p in m.parts if isinstance(p, ToolPart))
         if index >= 300 + summaries:
