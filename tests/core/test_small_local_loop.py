@@ -296,8 +296,9 @@ def test_a_plan_that_is_not_a_plan_leaves_the_run_as_it_is(tmp_path: Path) -> No
     assert isinstance(events[-1], RunFinished) and events[-1].reason == "finished"
 
 
+@pytest.mark.parametrize("soon", [True, False])
 def test_after_a_change_the_project_s_tests_run_and_their_failure_goes_back(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, soon: bool
 ) -> None:
     import os
     import sys
@@ -310,20 +311,26 @@ def test_after_a_change_the_project_s_tests_run_and_their_failure_goes_back(
     # the step to write the test: refused on its path, its text is never asked for
     edit_test = [_step(json.dumps({"tool": "write", "args": {"path": "test_slug.py"}}))]
     stripped = "def slug(s):\n    return s.strip().replace(' ', '-')\n"
+    # with tests_soon the tests run as soon as slug.py (all the plan changes) is written,
+    # before any reply; without it, after the reply
+    reply = [] if soon else _answer("Fixed.")
     answers = [_plan("change", "slug.py"),
                *_write("slug.py", stripped),
-               *_answer("Fixed."),
+               *reply,
                *edit_test,
                *_write("slug.py", fixed),
                *_answer("slug lower-cases now.")]
+    options = {} if soon else {"assist": {"tests_soon": False}}
     with LlamaLike(answers) as server:
-        events = _run(tmp_path, server.base_url, "slugs must be lower case", files=files)
+        events = _run(tmp_path, server.base_url, "slugs must be lower case", files=files,
+                      options=options)
         bodies = server.bodies
     ends = _of(events, ToolEnd)
     runs = [e for e in ends if e.name == "bash"]
-    # ahead (fails), after the first answer (still fails), after the fix (passes)
-    assert [r.is_error for r in runs][0] is True and runs[-1].is_error is False
-    nudge = [m["content"] for m in bodies[5]["messages"] if m["role"] == "user"][-1]
+    # ahead (fails), after the first change (still fails), after the fix (passes): once each
+    assert [r.is_error for r in runs] == [True, True, False]
+    nudge = [m["content"] for m in bodies[3 if soon else 5]["messages"]
+             if m["role"] == "user"][-1]
     assert "The tests are correct, don't try and change them." in nudge
     refused = [e for e in ends if e.name == "write" and "is a test, and the tests are correct"
                in e.output]

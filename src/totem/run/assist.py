@@ -113,7 +113,7 @@ class RunAssist(Protocol):
 
     def refusal(self, name: str, args: Mapping[str, Any]) -> str | None: ...
 
-    def after_calls(self, parts: Sequence[ToolPart]) -> None: ...
+    async def after_calls(self, parts: Sequence[ToolPart]) -> None: ...
 
     async def after_answer(self, message: Message) -> tuple[str, str] | None: ...
 
@@ -134,7 +134,7 @@ class NoAssist:
     def refusal(self, name: str, args: Mapping[str, Any]) -> str | None:
         return None
 
-    def after_calls(self, parts: Sequence[ToolPart]) -> None:
+    async def after_calls(self, parts: Sequence[ToolPart]) -> None:
         return None
 
     async def after_answer(self, message: Message) -> tuple[str, str] | None:

@@ -289,7 +289,7 @@ class Run:
                 return cast(FinishReason, reason), detail
             try:
                 await self.runner.execute(message, calls)
-                self.assist.after_calls(calls)
+                await self.assist.after_calls(calls)
                 if self.dropped_note:
                     self.synthetic_user(self.dropped_note)
                     self.dropped_note = ""

@@ -1,6 +1,6 @@
 """What a small local model's run gets beyond the loop, behind run/assist.py's protocol.
 
-Before its first step:
+Before its first step (each help can be switched off: smallmodel/levers.py):
   1. the plan step (smallmodel/plan.py): the model says, in a constrained answer, whether
      the request is a question or a change and which of the project's files it concerns;
   2. reading ahead, as real calls of totem's own: a listing of the project, the files the
@@ -13,15 +13,17 @@ During the run: for a question, no step is offered a tool that changes a file; f
 change, the first step must be a call, and when the files it plans (tests aside) are short
 and one is a stub (smallmodel/stubs.py), they are written whole (edit is not offered:
 Aider's `whole` format). After a change of a Python module, names other files import from
-it that it no longer defines are told. A few calls are refused before they run: an edit the
-run already made word for word, a whole-file write that drops most of an existing file or
-copies read's line numbers into it, and a change of an existing test file the plan did not
-name (when the plan names others, or after the tests failed).
+it that it no longer defines are told; else, once every file the plan changes was
+changed, the project's tests run then, before the model's reply. A few calls are refused
+before they run: an edit the run already made word for word, a whole-file write that
+drops most of an existing file or copies read's line numbers into it, and a change of an
+existing test file the plan did not name (when the plan names others, or after the tests
+failed).
 After an answer without calls: an answer copied from the instructions, given without
 looking, or naming paths the project lacks is sent back once; a change the plan said and
-the run did not make, twice at most; after a change the project's tests run, and a failure
-goes back to the model (twice at most); an answer that claims a change no call made ends
-the run as `unverified`.
+the run did not make, twice at most; after a change the project's tests run (unless they
+ran since the last change), and a failure goes back to the model (twice at most); an
+answer that claims a change no call made ends the run as `unverified`.
 
 Nothing here reads the request for what it asks (the plan is the model's word), and
 nothing here deletes, renames or overwrites: every call made here reads, lists or runs the
@@ -122,6 +124,7 @@ class SmallModelAssist:
         self.said: set[str] = set()  # the nudges given once
         self.act_nudges = 0
         self.test_runs = 0
+        self.tested_at = -1  # how many changes the run had made when the tests last ran
         self.tests_failed = False
         self.test_command: str | None = None
         self.whole_files = False  # the change is made with whole-file writes (no edit)
@@ -384,15 +387,46 @@ class SmallModelAssist:
                 "changed. Give the whole file with your change in it, every line that stays "
                 "included, or change one part with edit.")
 
-    def after_calls(self, parts: Sequence[ToolPart]) -> None:
+    async def after_calls(self, parts: Sequence[ToolPart]) -> None:
         """After a change of a Python module: the names other files of the project import
-        from it that it no longer defines, told to the model (it goes on as it chooses)."""
+        from it that it no longer defines, told to the model (it goes on as it chooses);
+        else, once every file the plan changes was changed, the tests run (`tests_soon`)."""
         changed = [str((p.input or {}).get("path")) for p in parts
                    if p.name in CHANGING and p.state == "completed"
                    and p.call_id not in self.own]
+        if changed and not self._tell_lost_names(changed) and self.levers.tests_soon \
+                and self.levers.tests_after and self._planned_all_changed():
+            await self._tests_fail(self.run.request_text())
+
+    def _planned_all_changed(self) -> bool:
+        """Whether the run changed every file of a change plan (tests aside) that exists."""
+        plan = self.plan
+        if plan is None or plan.kind != "change":
+            return False
+        code = [f for f in plan.files if not is_test_file(f)]
+        done = set(self._changed_paths())
+        return bool(code) and all(f in done for f in code)
+
+    def _changed_paths(self) -> list[str]:
+        """The files the model's completed changes of this run named, in order."""
+        return [str((p.input or {}).get("path")) for m in self.run.history[self.run.first:]
+                for p in m.parts if isinstance(p, ToolPart) and p.name in CHANGING
+                and p.state == "completed" and p.call_id not in self.own]
+
+    def _change_count(self) -> int:
+        """How many of the model's calls in this run could change the project (a command too)."""
+        tools = self.run.tools
+        return sum(1 for m in self.run.history[self.run.first:] for p in m.parts
+                   if isinstance(p, ToolPart) and p.call_id not in self.own
+                   and p.state == "completed" and p.name in tools
+                   and not tools[p.name].read_only)
+
+    def _tell_lost_names(self, changed: list[str]) -> bool:
+        """The names other files import from a changed module that it no longer defines,
+        told; True when there were any."""
         changed = [path for path in dict.fromkeys(changed) if path.endswith(".py")]
         if not changed:
-            return
+            return False
         from totem.smallmodel.imports_check import missing_imports
 
         files = text_files(self.run.root)[0]
@@ -405,6 +439,7 @@ class SmallModelAssist:
             self.run.emit(Notice("The change removed names other files import; telling the "
                                  "model."))
             self.run.synthetic_user(text("lost_names").replace("{lines}", lines))
+        return bool(lost)
 
     # after an answer ------------------------------------------------------------------------
 
@@ -478,6 +513,10 @@ class SmallModelAssist:
         run = self.run
         if self.test_runs >= MAX_TEST_RUNS or "bash" not in run.tools:
             return False
+        changes = self._change_count()
+        if changes == self.tested_at:
+            return False  # nothing changed since they last ran: the model knows the result
+        self.tested_at = changes
         command = self.test_command or project_test_command(run.root)
         if command is None:
             return False

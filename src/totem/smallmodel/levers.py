@@ -21,6 +21,9 @@ class Levers:
     plan: bool = True
     tests_ahead: bool = True  # the project's tests run before the first step
     tests_after: bool = True  # after a change the tests run and a failure goes back
+    # ... and as soon as every file the plan changes was changed, not after the model's
+    # reply (the 1.5B's reply to a whole-file write was the file again: ~40 s of a CPU)
+    tests_soon: bool = True
     parts: bool = True  # the separate things the request asks, told as a list
     answer_review: bool = True  # an answer copied, unlooked or naming missing files, sent back
     act: bool = True  # a change planned and not made: the model is asked to make it
