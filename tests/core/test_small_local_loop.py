@@ -428,14 +428,34 @@ def test_a_write_of_the_text_a_file_has_already_is_refused(tmp_path: Path) -> No
     stub = "def abbreviate(words):\n    pass\n"
     solved = "def abbreviate(words):\n    return ''.join(w[0] for w in words.split())\n"
     write = _write("acronym.py", solved)
-    answers = [_plan("change", "acronym.py"), *write, *write, *_answer("Written.")]
+    other = _write("acronym.py", solved.replace("w[0]", "w[:1]"))
+    answers = [_plan("change", "acronym.py"), *write, *write, *write, *other,
+               *_answer("Written.")]
     with LlamaLike(answers) as server:
         events = _run(tmp_path, server.base_url, "write abbreviate",
                       files={"acronym.py": stub})
+        bodies = server.bodies
     ends = [e for e in _of(events, ToolEnd) if e.name == "write"]
     assert ends[0].output.startswith("Overwrote acronym.py")
     assert "already has exactly this text; nothing was changed" in ends[1].output
-    assert (tmp_path / "project" / "acronym.py").read_text() == solved
+    assert (tmp_path / "project" / "acronym.py").read_text() == solved.replace("w[0]", "w[:1]")
+    # the same prompt at a calm temperature gives the same text: the steps after such a
+    # refusal are sampled warmer, the more so after a second one; calm again after a change
+    steps = [b.get("temperature") for b in bodies[1:]]
+    assert steps == [0.2, 0.2, 0.2, 0.2, 0.5, 0.5, 0.8, 0.8, 0.2, 0.2], steps
+    assert ends[-1].output.startswith("Overwrote acronym.py")
+
+
+def test_the_steps_after_the_same_text_stay_calm_with_the_lever_off(tmp_path: Path) -> None:
+    stub = "def abbreviate(words):\n    pass\n"
+    solved = "def abbreviate(words):\n    return ''.join(w[0] for w in words.split())\n"
+    write = _write("acronym.py", solved)
+    answers = [_plan("change", "acronym.py"), *write, *write, *_answer("Written.")]
+    with LlamaLike(answers) as server:
+        _run(tmp_path, server.base_url, "write abbreviate", files={"acronym.py": stub},
+             options={"assist": {"warmer": False, "tests_after": False}})
+        bodies = server.bodies
+    assert {b.get("temperature") for b in bodies[1:]} == {0.2}
 
 
 def test_a_test_file_the_change_plan_did_not_name_is_not_rewritten(tmp_path: Path) -> None:

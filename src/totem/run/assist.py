@@ -53,7 +53,8 @@ class AheadCall:
 class StepHold:
     """What the next step may be: `answer` False, it must be a call; `answer_now` (a name of
     a step text, see providers/localserver/stepmode.py) it must be the answer; `withheld`
-    tools are not offered for it; `not_now` tools are offered but may not be called in it."""
+    tools are not offered for it; `not_now` tools are offered but may not be called in it;
+    `temperature` the step's sampling, when not the model's."""
 
     answer: bool = True
     answer_now: str = ""
@@ -61,6 +62,9 @@ class StepHold:
     # tools still described but not to be called in this step: in constrained steps only the
     # step's schema leaves them out, so the prompt (and the server's cache of it) is the same
     not_now: frozenset[str] = frozenset()
+    # the step's sampling temperature, where the assist wants it other than the model's
+    # (None: the model's own)
+    temperature: float | None = None
 
 
 FREE = StepHold()

@@ -474,6 +474,8 @@ class Run:
         if hold is not None and hold.withheld:
             kept = [t for t in request.tools if t.name not in hold.withheld]
             request = dataclasses.replace(request, tools=kept or request.tools)
+        if hold is not None and hold.temperature is not None:
+            request = dataclasses.replace(request, temperature=hold.temperature)
         if sampling.constrained and request.tools:
             stepped = step_request(request, engine=sampling.engine,
                                    answer=hold.answer if hold else True,

@@ -71,6 +71,10 @@ UNKNOWN_WINDOW_BUDGET = 8_000
 CHARS_PER_TOKEN = 3
 ANSWER_ROOM = 4_096
 MIN_REQUEST_WORDS = 3
+# the temperatures of the steps after one, two (or more) writes of a file's own text: the
+# model's own is calm (0.2: sampling.py), and the same prompt gives it the same text again;
+# calm again once a change is made
+WARMER = (0.5, 0.8)
 MIN_KEPT = 1 / 3  # a whole-file write must keep this share of an existing file's lines
 MIN_LENGTH = 2 / 3  # and be at least this long: the 1.5B "added an import" by writing 2 of 6
 MIN_LINES_GUARDED = 2  # of a one-line file, a write may keep nothing
@@ -125,6 +129,7 @@ class SmallModelAssist:
         self.act_nudges = 0
         self.test_runs = 0
         self.tested_at = -1  # how many changes the run had made when the tests last ran
+        self.same_texts = 0  # writes refused for giving a file's own text again
         self.tests_failed = False
         self.test_command: str | None = None
         self.whole_files = False  # the change is made with whole-file writes (no edit)
@@ -270,7 +275,9 @@ class SmallModelAssist:
         # until the repeat guard ended the run
         looking = LOOKING if not answer and self.all_read else frozenset()
         withheld = frozenset({"edit"}) if self.whole_files else frozenset()
-        return StepHold(answer=answer, withheld=withheld, not_now=looking)
+        warmer = (WARMER[min(self.same_texts, len(WARMER)) - 1]
+                  if self.same_texts and self.levers.warmer else None)
+        return StepHold(answer=answer, withheld=withheld, not_now=looking, temperature=warmer)
 
     def refusal(self, name: str, args: Mapping[str, Any]) -> str | None:
         path = args.get("path")
@@ -334,6 +341,7 @@ class SmallModelAssist:
             return None
         if now.rstrip("\n") != content.rstrip("\n"):
             return None
+        self.same_texts += 1
         return (f"Refused: {path} already has exactly this text; nothing was changed. If the "
                 "request is done, answer with what you changed; if not, write what is still "
                 "missing.")
@@ -394,6 +402,8 @@ class SmallModelAssist:
         changed = [str((p.input or {}).get("path")) for p in parts
                    if p.name in CHANGING and p.state == "completed"
                    and p.call_id not in self.own]
+        if changed:
+            self.same_texts = 0
         if changed and not self._tell_lost_names(changed) and self.levers.tests_soon \
                 and self.levers.tests_after and self._planned_all_changed():
             await self._tests_fail(self.run.request_text())

@@ -28,6 +28,9 @@ class Levers:
     answer_review: bool = True  # an answer copied, unlooked or naming missing files, sent back
     act: bool = True  # a change planned and not made: the model is asked to make it
     whole_files: bool = True  # a short stub is written whole (edit is not offered)
+    # after a write refused for giving the file's own text again, the next steps are sampled
+    # warmer: at 0.2 the 1.5B wrote the same list_ops.py three times, until the repeat guard
+    warmer: bool = True
 
 
 ALL_ON = Levers()
