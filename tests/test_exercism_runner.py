@@ -197,12 +197,12 @@ def test_totem_options_reach_its_provider(tmp_path: Path) -> None:
     # a help switched off for a measurement is read by totem: a wrong one is its clear error
     with running_in_thread([{"text": "unused"}], models=["local"]) as url:
         agent = TotemAgent(totem_src=REPO, base_url=url, model_id="local",
-                           options={"assist": {"tests_soon": False}})
+                           options={"assist": {"no_such_help": False}})
         result = run_exercise(_one("acronym"), agent, model="m", scratch=tmp_path / "s",
                               transcripts=tmp_path / "t", timeout=60, tries=1)
     assert result.tries[0].exit_code not in (0, None)
     said = (tmp_path / "t/totem.try1.stderr").read_text()
-    assert "`assist` has no tests_soon" in said
+    assert "`assist` has no no_such_help" in said
 
 
 def test_totem_is_killed_at_the_limit(tmp_path: Path) -> None:
