@@ -16,6 +16,7 @@ from typing import Any, Literal, TypeAlias, assert_never
 
 __all__ = [
     "INTERRUPTED",
+    "RETRACTED",
     "ImageBlock",
     "Message",
     "NoticePart",
@@ -34,6 +35,9 @@ __all__ = [
 
 Role: TypeAlias = Literal["user", "assistant"]
 INTERRUPTED = "interrupted"  # the `finish` of an answer cut mid-way by the connection
+# the `finish` of a step the run took back: kept and shown, never sent to the model again
+# (run/assist.py `retract`: a small model's write of a file's own text, sampled again)
+RETRACTED = "retracted"
 ToolState: TypeAlias = Literal["pending", "running", "completed", "error"]
 
 # begins anywhere: two processes that start in the same microsecond (eight totem runs
@@ -160,6 +164,12 @@ class Message:
         """An answer the connection cut, then asked for again: kept and shown as cut,
         never sent back to the model as if it had been said."""
         return self.finish == INTERRUPTED
+
+    @property
+    def left_out(self) -> bool:
+        """Stored and shown, but never part of what the model is sent: an answer cut by the
+        connection, or a step the run took back."""
+        return self.finish in (INTERRUPTED, RETRACTED)
 
 
 def part_to_dict(part: Part) -> dict[str, Any]:

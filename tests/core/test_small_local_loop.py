@@ -17,7 +17,8 @@ import pytest
 
 from tests.support.llama_like import Answer, LlamaLike, delta, sse, whole
 from totem.abort import AbortSignal
-from totem.events import Event, Notice, RunFinished, ToolEnd, ToolStart
+from totem.events import Event, Notice, RunFinished, RunStarted, ToolEnd, ToolStart
+from totem.messages import ToolPart
 from totem.session.service import SessionService
 from totem.settings.config import Config, ProviderConfig
 from totem.store.sqlite import SqliteStore
@@ -444,6 +445,44 @@ def test_a_write_of_the_text_a_file_has_already_is_refused(tmp_path: Path) -> No
     steps = [b.get("temperature") for b in bodies[1:]]
     assert steps == [0.2, 0.2, 0.2, 0.2, 0.5, 0.5, 0.8, 0.8, 0.2, 0.2], steps
     assert ends[-1].output.startswith("Overwrote acronym.py")
+
+
+def test_a_step_that_copied_a_file_is_taken_back(tmp_path: Path) -> None:
+    # shown its own copy and the refusal, the 1.5B copied it again: the step is stored and
+    # shown, never sent again, and the next one is sampled warmer from the prompt before it
+    stub = "def abbreviate(words):\n    pass\n"
+    solved = "def abbreviate(words):\n    return ''.join(w[0] for w in words.split())\n"
+    write = _write("acronym.py", solved)
+    other = _write("acronym.py", solved.replace("w[0]", "w[:1]"))
+    answers = [_plan("change", "acronym.py"), *write, *write, *other, *_answer("Written.")]
+    with LlamaLike(answers) as server:
+        events = _run(tmp_path, server.base_url, "write abbreviate", files={"acronym.py": stub},
+                      options={"assist": {"tests_after": False}})
+        bodies = server.bodies
+    ends = [e for e in _of(events, ToolEnd) if e.name == "write"]
+    assert "already has exactly this text" in ends[1].output
+    assert bodies[5]["messages"] == bodies[3]["messages"]
+    assert bodies[5]["temperature"] == 0.5
+    assert all("exactly this text" not in json.dumps(b["messages"]) for b in bodies)
+    assert any("taken back and asked again" in n.text for n in _of(events, Notice))
+    store = SqliteStore(tmp_path / "store.db")
+    session_id = _of(events, RunStarted)[0].session_id
+    kept = [m for m in store.messages(session_id) if m.finish == "retracted"]
+    assert len(kept) == 1 and "exactly this text" in json.dumps(
+        [p.output for p in kept[0].parts if isinstance(p, ToolPart)])
+    assert (tmp_path / "project" / "acronym.py").read_text() == solved.replace("w[0]", "w[:1]")
+
+
+def test_with_the_lever_off_the_copy_and_its_refusal_are_sent(tmp_path: Path) -> None:
+    stub = "def abbreviate(words):\n    pass\n"
+    solved = "def abbreviate(words):\n    return ''.join(w[0] for w in words.split())\n"
+    write = _write("acronym.py", solved)
+    answers = [_plan("change", "acronym.py"), *write, *write, *_answer("Written.")]
+    with LlamaLike(answers) as server:
+        _run(tmp_path, server.base_url, "write abbreviate", files={"acronym.py": stub},
+             options={"assist": {"retract_copies": False, "tests_after": False}})
+        bodies = server.bodies
+    assert "exactly this text" in json.dumps(bodies[5]["messages"])
 
 
 def test_the_steps_after_the_same_text_stay_calm_with_the_lever_off(tmp_path: Path) -> None:

@@ -89,7 +89,8 @@ class Plan:
 
 def _with_summaries(history: Sequence[Message]) -> list[Message]:
     """The history as the model sees it: the latest summary replaces what it covers; an
-    answer cut by the connection (asked again after it) is left out."""
+    answer cut by the connection (asked again after it) and a step the run took back are
+    left out."""
     latest: SummaryPart | None = None
     for message in history:
         for part in message.parts:
@@ -97,7 +98,7 @@ def _with_summaries(history: Sequence[Message]) -> list[Message]:
                 latest = part
     visible = [
         m for m in history
-        if not m.interrupted and not any(isinstance(p, SummaryPart) for p in m.parts)
+        if not m.left_out and not any(isinstance(p, SummaryPart) for p in m.parts)
     ]
     if latest is None:
         return visible
@@ -258,7 +259,7 @@ def transcript(messages: Sequence[Message], *, max_chars: int) -> str:
     """The older turns as plain text for the summary request, the newest kept when cut."""
     lines: list[str] = []
     for message in messages:
-        if message.interrupted:
+        if message.left_out:
             continue
         for part in message.parts:
             if isinstance(part, TextPart):

@@ -33,6 +33,7 @@ from totem.events import (
 )
 from totem.messages import (
     INTERRUPTED,
+    RETRACTED,
     ImageBlock,
     Message,
     NoticePart,
@@ -669,8 +670,17 @@ class Run:
     def synthetic_user(self, text: str) -> None:
         self._append_part(self._add_message("user"), TextPart(text, synthetic=True))
 
+    def retract(self, message: Message, note: str) -> None:
+        """A step taken back (run/assist.py): stored and shown with `note`, never sent to
+        the model again."""
+        message.finish = RETRACTED
+        self.agent.store.finish_message(message)
+        self._note(message, note, "info")
+        self.emit(Notice(note))
+
     def _note(self, message: Message, text: str, level: str) -> None:
-        notice = NoticePart(text, "warning" if level == "warning" else "error")
+        notice = NoticePart(text, "info" if level == "info"
+                            else "warning" if level == "warning" else "error")
         self._append_part(message, notice)
 
     def _interrupt(self) -> None:

@@ -130,6 +130,7 @@ class SmallModelAssist:
         self.test_runs = 0
         self.tested_at = -1  # how many changes the run had made when the tests last ran
         self.same_texts = 0  # writes refused for giving a file's own text again
+        self.copies: list[tuple[str, str]] = []  # those of the step now: (path, text)
         self.tests_failed = False
         self.test_command: str | None = None
         self.whole_files = False  # the change is made with whole-file writes (no edit)
@@ -342,6 +343,7 @@ class SmallModelAssist:
         if now.rstrip("\n") != content.rstrip("\n"):
             return None
         self.same_texts += 1
+        self.copies.append((path, content))
         return (f"Refused: {path} already has exactly this text; nothing was changed. If the "
                 "request is done, answer with what you changed; if not, write what is still "
                 "missing.")
@@ -402,11 +404,35 @@ class SmallModelAssist:
         changed = [str((p.input or {}).get("path")) for p in parts
                    if p.name in CHANGING and p.state == "completed"
                    and p.call_id not in self.own]
+        copies, self.copies = self.copies, []
         if changed:
             self.same_texts = 0
+        elif copies and self.levers.retract_copies:
+            self._retract_copy(parts, copies)
         if changed and not self._tell_lost_names(changed) and self.levers.tests_soon \
                 and self.levers.tests_after and self._planned_all_changed():
             await self._tests_fail(self.run.request_text())
+
+    def _retract_copy(self, parts: Sequence[ToolPart], copies: list[tuple[str, str]]) -> None:
+        """A step whose every call was a write refused for giving the file's own text is
+        taken back: the model is not shown its copy again (shown it, the 1.5B copied it
+        again), and the next step, sampled warmer, starts from the prompt before it. The
+        repeat guard still counts it: a third same copy ends the run."""
+        def copied(part: ToolPart) -> bool:
+            given = part.input or {}
+            return part.state == "error" and (given.get("path"), given.get("content")) in copies
+        if not parts or not all(copied(p) for p in parts):
+            return
+        ids = {p.call_id for p in parts}
+        for message in reversed(self.run.history[self.run.first:]):
+            if message.role == "assistant" and any(
+                    isinstance(p, ToolPart) and p.call_id in ids for p in message.parts):
+                if all(not isinstance(p, ToolPart) or p.call_id in ids
+                       for p in message.parts):
+                    paths = ", ".join(sorted({path for path, _ in copies}))
+                    self.run.retract(message, f"The model wrote {paths} with the text it "
+                                     "has already; that step is taken back and asked again.")
+                return
 
     def _planned_all_changed(self) -> bool:
         """Whether the run changed every file of a change plan (tests aside) that exists."""

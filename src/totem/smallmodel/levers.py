@@ -31,6 +31,11 @@ class Levers:
     # after a write refused for giving the file's own text again, the next steps are sampled
     # warmer: at 0.2 the 1.5B wrote the same list_ops.py three times, until the repeat guard
     warmer: bool = True
+    # ... and the step that wrote it is taken back (stored, never sent again): shown its own
+    # copy and the refusal, the 1.5B copied it again (rna-transcription, triangle: three
+    # times in a row, until the repeat guard), so the step is sampled again from the prompt
+    # before it (which the server has cached)
+    retract_copies: bool = True
 
 
 ALL_ON = Levers()
