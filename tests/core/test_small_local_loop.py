@@ -473,27 +473,25 @@ def test_a_step_that_copied_a_file_is_taken_back(tmp_path: Path) -> None:
     assert (tmp_path / "project" / "acronym.py").read_text() == solved.replace("w[0]", "w[:1]")
 
 
-def test_with_the_lever_off_the_copy_and_its_refusal_are_sent(tmp_path: Path) -> None:
+def _copied_twice(tmp_path: Path, lever_off: str) -> list[dict[str, Any]]:
+    """The request bodies of a run that writes acronym.py's solution twice, `lever_off` off."""
     stub = "def abbreviate(words):\n    pass\n"
     solved = "def abbreviate(words):\n    return ''.join(w[0] for w in words.split())\n"
     write = _write("acronym.py", solved)
     answers = [_plan("change", "acronym.py"), *write, *write, *_answer("Written.")]
     with LlamaLike(answers) as server:
         _run(tmp_path, server.base_url, "write abbreviate", files={"acronym.py": stub},
-             options={"assist": {"retract_copies": False, "tests_after": False}})
-        bodies = server.bodies
+             options={"assist": {lever_off: False, "tests_after": False}})
+        return list(server.bodies)
+
+
+def test_with_the_lever_off_the_copy_and_its_refusal_are_sent(tmp_path: Path) -> None:
+    bodies = _copied_twice(tmp_path, "retract_copies")
     assert "exactly this text" in json.dumps(bodies[5]["messages"])
 
 
 def test_the_steps_after_the_same_text_stay_calm_with_the_lever_off(tmp_path: Path) -> None:
-    stub = "def abbreviate(words):\n    pass\n"
-    solved = "def abbreviate(words):\n    return ''.join(w[0] for w in words.split())\n"
-    write = _write("acronym.py", solved)
-    answers = [_plan("change", "acronym.py"), *write, *write, *_answer("Written.")]
-    with LlamaLike(answers) as server:
-        _run(tmp_path, server.base_url, "write abbreviate", files={"acronym.py": stub},
-             options={"assist": {"warmer": False, "tests_after": False}})
-        bodies = server.bodies
+    bodies = _copied_twice(tmp_path, "warmer")
     assert {b.get("temperature") for b in bodies[1:]} == {0.2}
 
 
