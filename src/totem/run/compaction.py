@@ -30,7 +30,7 @@ from totem.messages import (
 )
 from totem.providers.base import ToolSpec
 
-__all__ = ["Compactor", "Plan", "context_note", "estimate", "transcript"]
+__all__ = ["Compactor", "Plan", "context_note", "estimate", "output_limit_for", "transcript"]
 
 CHARS_PER_TOKEN = 4
 IMAGE_TOKENS = 1_000
@@ -40,6 +40,16 @@ LAST_RESORT_CHARS = 2_000
 SUMMARY_PREFIX = "Summary of the earlier part of this conversation:\n\n"
 # a summary never stands for the request being worked on: its words follow the summary
 REQUEST_PREFIX = "The person's request being worked on, as they wrote it:"
+OUTPUT_SHARE = 4  # one tool's output takes at most this fraction (1/4) of a known window
+
+
+def output_limit_for(limit: int, window: int | None) -> int:
+    """The characters one tool's output may keep: `limit`, and no more than a quarter of a
+    known window. With 30,000 characters on an 8k window, one read of a README filled the
+    window; the read was compacted away, read again, and the run ended in the repeat guard."""
+    if window is None:
+        return limit
+    return max(LAST_RESORT_CHARS, min(limit, window * CHARS_PER_TOKEN // OUTPUT_SHARE))
 
 
 def _part_chars(part: Part) -> int:

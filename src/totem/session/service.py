@@ -36,6 +36,7 @@ from totem.providers.localserver.served import ask_soon, served_model
 from totem.providers.registry import make_provider, resolve_model
 from totem.run.agent import Agent
 from totem.run.assist import AssistedRun, AssistFactory, RunAssist
+from totem.run.compaction import output_limit_for
 from totem.run.loop import run_events
 from totem.session.toolset import Toolset
 from totem.settings.config import Config, ConfigError, ProviderConfig, load_config
@@ -232,6 +233,13 @@ class SessionService:
                 )
             specs, system = self._specs, self._system
         info = self._model_info(label, model)
+        window = (self._window(label, model)
+                  or (served.facts.context_window if served.facts else None)
+                  or info.context_window or profile.context_window)
+        settings = self.config.tools
+        limit = output_limit_for(settings.output_limit, window)
+        if limit != settings.output_limit:
+            settings = dataclasses.replace(settings, output_limit=limit)
         agent = Agent(
             provider=provider,
             model=model,
@@ -242,14 +250,12 @@ class SessionService:
             root=self.root,
             permission=self.permission,
             system=system,
-            settings=self.config.tools,
+            settings=settings,
             max_steps=self.config.max_steps,
             redact=self._redact,
             specs=specs,
             questions=self.questions,
-            context_window=self._window(label, model)
-            or (served.facts.context_window if served.facts else None)
-            or info.context_window or profile.context_window,
+            context_window=window,
             sampling=served.sampling,
             assist=(_small_assist(look_ahead=served.read_ahead, levers=served.levers)
                     if profile.small else None),
