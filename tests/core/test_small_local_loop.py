@@ -495,6 +495,32 @@ def test_the_steps_after_the_same_text_stay_calm_with_the_lever_off(tmp_path: Pa
     assert {b.get("temperature") for b in bodies[1:]} == {0.2}
 
 
+def test_a_copy_of_a_file_whose_tests_pass_is_refused_and_not_taken_back(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # asked to refactor code whose tests pass, the 1.5B wrote the file as it was: its way of
+    # saying there is nothing to change; taken back and sampled warmer, it changed markdown.py
+    # and broke a passing test (markdown at 9235dfc)
+    import os
+    import sys
+
+    monkeypatch.setenv("PATH", f"{Path(sys.executable).parent}:{os.environ['PATH']}")
+    code = "def slug(s):\n    return s.lower().replace(' ', '-')\n"
+    files = {"slug.py": code, "test_slug.py": "from slug import slug\n\n\ndef test_lower():\n"
+                                              "    assert slug('A B') == 'a-b'\n"}
+    answers = [_plan("change", "slug.py"), *_write("slug.py", code),
+               *_answer("slug.py is clear as it is.")]
+    with LlamaLike(answers) as server:
+        events = _run(tmp_path, server.base_url, "make slug.py easier to read", files=files)
+        bodies = server.bodies
+    assert [e.is_error for e in _of(events, ToolEnd) if e.name == "bash"] == [False]
+    assert "exactly this text" in json.dumps(bodies[3]["messages"])
+    assert bodies[3].get("temperature") == 0.2
+    assert not any("taken back" in n.text for n in _of(events, Notice))
+    assert (tmp_path / "project" / "slug.py").read_text() == code
+    assert events[-1].reason == "finished"
+
+
 def test_a_test_file_the_change_plan_did_not_name_is_not_rewritten(tmp_path: Path) -> None:
     files = {"acronym.py": "def abbreviate(words):\n    pass\n",
              "acronym_test.py": "from acronym import abbreviate\n\n\ndef test_png():\n"

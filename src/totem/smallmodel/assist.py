@@ -18,7 +18,9 @@ changed, the project's tests run then, before the model's reply. A few calls are
 before they run: an edit the run already made word for word, a whole-file write that
 drops most of an existing file or copies read's line numbers into it, and a change of an
 existing test file the plan did not name (when the plan names others, or after the tests
-failed).
+failed), and a write of a file's own text: unless the tests ran ahead and passed, and
+nothing changed since (then it is the model's "nothing to change", and no change is asked
+for), that step is taken back and the next is sampled warmer.
 After an answer without calls: an answer copied from the instructions, given without
 looking, or naming paths the project lacks is sent back once; a change the plan said and
 the run did not make, twice at most; after a change the project's tests run (unless they
@@ -132,6 +134,10 @@ class SmallModelAssist:
         self.same_texts = 0  # writes refused for giving a file's own text again
         self.copies: list[tuple[str, str]] = []  # those of the step now: (path, text)
         self.tests_failed = False
+        # the tests ran ahead and passed, and nothing was changed since: a write of a file's
+        # own text is then the model's "nothing to change", not a copy to take back
+        self.passing = False
+        self.as_is = False  # ... and the model wrote a file as it is: no change to ask for
         self.test_command: str | None = None
         self.whole_files = False  # the change is made with whole-file writes (no edit)
         self.all_read = False  # every file the change plans was read whole, ahead
@@ -153,6 +159,8 @@ class SmallModelAssist:
         calls = self._calls_ahead(files, many, request)
         parts = await run.make_calls(calls) if calls else []
         self.own.update(p.call_id for p in parts)
+        self.passing = self.test_command is not None and any(
+            p.name == "bash" and p.state == "completed" for p in parts)
         self._tell_spelling(files, parts)
         self._tell_parts()
         if not calls:
@@ -342,8 +350,11 @@ class SmallModelAssist:
             return None
         if now.rstrip("\n") != content.rstrip("\n"):
             return None
-        self.same_texts += 1
-        self.copies.append((path, content))
+        if self.passing:  # the tests pass as it is: no warmer step, no take-back, no
+            self.as_is = True  # asking for the change
+        else:
+            self.same_texts += 1
+            self.copies.append((path, content))
         return (f"Refused: {path} already has exactly this text; nothing was changed. If the "
                 "request is done, answer with what you changed; if not, write what is still "
                 "missing.")
@@ -407,6 +418,7 @@ class SmallModelAssist:
         copies, self.copies = self.copies, []
         if changed:
             self.same_texts = 0
+            self.passing = self.as_is = False
         elif copies and self.levers.retract_copies:
             self._retract_copy(parts, copies)
         if changed and not self._tell_lost_names(changed) and self.levers.tests_soon \
@@ -494,7 +506,7 @@ class SmallModelAssist:
             return GO_ON, ""
         changed = answers.ran_change(mine, run.tools, besides=frozenset(self.own))
         if self.plan is not None and self.plan.kind == "change" and not changed \
-                and self.levers.act and self.act_nudges < MAX_ACT_NUDGES:
+                and not self.as_is and self.levers.act and self.act_nudges < MAX_ACT_NUDGES:
             self.act_nudges += 1
             self.must_act = True
             run.emit(Notice("The model planned a change and made none; asking it to make it."))
