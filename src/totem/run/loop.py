@@ -19,7 +19,7 @@ import json
 import time
 from collections.abc import AsyncIterator, Callable, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, Any, Literal, cast
 
 from totem.abort import Aborted, AbortSignal
 from totem.events import (
@@ -678,10 +678,9 @@ class Run:
         self._note(message, note, "info")
         self.emit(Notice(note))
 
-    def _note(self, message: Message, text: str, level: str) -> None:
-        notice = NoticePart(text, "info" if level == "info"
-                            else "warning" if level == "warning" else "error")
-        self._append_part(message, notice)
+    def _note(self, message: Message, text: str,
+              level: Literal["info", "warning", "error"]) -> None:
+        self._append_part(message, NoticePart(text, level))
 
     def _interrupt(self) -> None:
         """After an abort: keep what was streamed, close every unfinished tool part; the

@@ -159,8 +159,9 @@ class SmallModelAssist:
         calls = self._calls_ahead(files, many, request)
         parts = await run.make_calls(calls) if calls else []
         self.own.update(p.call_id for p in parts)
-        self.passing = self.test_command is not None and any(
-            p.name == "bash" and p.state == "completed" for p in parts)
+        tests = _bounded(self.test_command) if self.test_command else None
+        self.passing = any(p.name == "bash" and (p.input or {}).get("command") == tests
+                           and p.state == "completed" for p in parts)
         self._tell_spelling(files, parts)
         self._tell_parts()
         if not calls:
