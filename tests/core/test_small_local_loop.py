@@ -401,6 +401,52 @@ def test_a_question_whose_plan_names_a_test_file_gets_the_tests_run_ahead(
     assert events[-1].reason == "finished"
 
 
+def test_a_question_s_second_same_read_is_followed_by_the_answer(tmp_path: Path) -> None:
+    # the README's first command: README.md was read ahead, and the 1.5B read it again
+    # and again until the repeat guard ended the run
+    read = _step('{"tool": "read", "args": {"path": "README.md"}}')
+    answers = [_plan("question", "README.md"), read, _text("A jam-making library."),
+               read, *_answer("unused")]
+    with LlamaLike(answers) as server:
+        events = _run(tmp_path, server.base_url, "what does this project do?")
+        bodies = server.bodies
+    assert [s.input for s in _of(events, ToolStart) if s.name == "read"] == [
+        {"path": "README.md"}, {"path": "README.md"}]
+    reply = bodies[2]
+    assert "response_format" not in reply  # the reply itself, as plain text
+    last = reply["messages"][-1]["content"]
+    assert "the same as before" in last and "what does this project do?" in last
+    assert events[-1].reason == "finished" and len(bodies) == 3
+
+
+def test_a_change_s_second_same_read_is_followed_by_a_step_that_does_not_look(
+        tmp_path: Path) -> None:
+    code = "".join(f"def f{i}():\n    return {i}\n\n\n" for i in range(60))
+    read = _step('{"tool": "read", "args": {"path": "calc.py"}}')
+    answers = [_plan("change", "calc.py"), read, *_answer("Nothing to change.")]
+    with LlamaLike(answers) as server:
+        _run(tmp_path, server.base_url, "make f3 return 30", files={"calc.py": code},
+             options={"assist": {"act": False}})
+        bodies = server.bodies
+    offered = [[o["properties"].get("tool", {}).get("const")
+                for o in b["response_format"]["json_schema"]["schema"]["anyOf"]]
+               for b in bodies[1:3]]
+    assert "read" in offered[0] and "grep" in offered[0]
+    assert "read" not in offered[1] and "grep" not in offered[1] and "write" in offered[1]
+
+
+def test_with_the_lever_off_a_second_same_read_is_followed_by_any_step(
+        tmp_path: Path) -> None:
+    read = _step('{"tool": "read", "args": {"path": "README.md"}}')
+    answers = [_plan("question", "README.md"), read, *_answer("A jam-making library.")]
+    with LlamaLike(answers) as server:
+        events = _run(tmp_path, server.base_url, "what does this project do?",
+                      options={"assist": {"seen_again": False}})
+        bodies = server.bodies
+    assert "response_format" in bodies[2]  # a step: a call or the answer
+    assert events[-1].reason == "finished"
+
+
 def test_the_parts_the_plan_names_are_put_back_before_the_model_works(tmp_path: Path) -> None:
     plan = {"files": ["README.md"], "new_files": [], "kind": "question",
             "parts": ["list the files", "  say what the   project does "]}

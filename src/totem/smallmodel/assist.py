@@ -20,7 +20,9 @@ drops most of an existing file or copies read's line numbers into it, and a chan
 existing test file the plan did not name (when the plan names others, or after the tests
 failed), and a write of a file's own text: unless the tests ran ahead and passed, and
 nothing changed since (then it is the model's "nothing to change", and no change is asked
-for), that step is taken back and the next is sampled warmer.
+for), that step is taken back and the next is sampled warmer. After a step that read,
+listed or searched just what an earlier call gave, the next does not look: for a question
+it is the answer, for a change a call that does not look (or the answer).
 After an answer without calls: an answer copied from the instructions, given without
 looking, or naming paths the project lacks is sent back once; a change the plan said and
 the run did not make, twice at most; after a change the project's tests run (unless they
@@ -41,6 +43,7 @@ from typing import Any
 from totem.events import Notice
 from totem.messages import Message, ToolPart
 from totem.run.assist import GO_ON, AheadCall, AssistedRun, StepHold
+from totem.run.execute import REPEAT_HINT, comparable
 from totem.smallmodel import answers
 from totem.smallmodel.levers import ALL_ON, Levers
 from totem.smallmodel.plan import Plan, offered, parse_plan, plan_prompt, plan_schema
@@ -142,6 +145,7 @@ class SmallModelAssist:
         self.whole_files = False  # the change is made with whole-file writes (no edit)
         self.all_read = False  # every file the change plans was read whole, ahead
         self.originals: dict[str, str] = {}  # a changed file's text before this run changed it
+        self.looked_again = False  # the last step read, listed or searched what it had seen
 
     # before the first step --------------------------------------------------------------
 
@@ -277,13 +281,16 @@ class SmallModelAssist:
     def hold(self) -> StepHold:
         answer = not self.must_act
         self.must_act = False
+        again, self.looked_again = self.looked_again, False
         question = self.plan is not None and self.plan.kind == "question"
-        if question:
-            return StepHold(answer=answer, withheld=CHANGING)
+        if question:  # a second same look: the answer is in what it has (see _looked_again)
+            return StepHold(answer=answer, answer_now="seen" if again and answer else "",
+                            withheld=CHANGING)
         # a step that must make the change, with every planned file read whole above, is
         # the change itself: the 1.5B, offered read, read the stub it had just been shown
-        # until the repeat guard ended the run
-        looking = LOOKING if not answer and self.all_read else frozenset()
+        # until the repeat guard ended the run; after a second same look, nor is looking
+        # offered again
+        looking = LOOKING if (not answer and self.all_read) or again else frozenset()
         withheld = frozenset({"edit"}) if self.whole_files else frozenset()
         warmer = (WARMER[min(self.same_texts, len(WARMER)) - 1]
                   if self.same_texts and self.levers.warmer else None)
@@ -417,6 +424,7 @@ class SmallModelAssist:
                    if p.name in CHANGING and p.state == "completed"
                    and p.call_id not in self.own]
         copies, self.copies = self.copies, []
+        self.looked_again = self.levers.seen_again and self._looked_again(parts)
         if changed:
             self.same_texts = 0
             self.passing = self.as_is = False
@@ -425,6 +433,23 @@ class SmallModelAssist:
         if changed and not self._tell_lost_names(changed) and self.levers.tests_soon \
                 and self.levers.tests_after and self._planned_all_changed():
             await self._tests_fail(self.run.request_text())
+
+    def _looked_again(self, parts: Sequence[ToolPart]) -> bool:
+        """Whether one of the model's calls of this step read, listed or searched just what
+        an earlier call of this run had, with the same result. The next step then does not
+        look (the 1.5B, asked what the project does, read README.md three times after it
+        was read ahead, and the run ended by the repeat guard in 5 runs of 5)."""
+        def seen(part: ToolPart) -> str:
+            return comparable((part.output or "").removesuffix(REPEAT_HINT))
+
+        earlier = [p for m in self.run.history[self.run.first:] for p in m.parts
+                   if isinstance(p, ToolPart) and p.name in LOOKING
+                   and p.state == "completed"]
+        return any(
+            part.name in LOOKING and part.state == "completed" and part.call_id not in self.own
+            and any(p.call_id != part.call_id and p.name == part.name
+                    and p.input == part.input and seen(p) == seen(part) for p in earlier)
+            for part in parts)
 
     def _retract_copy(self, parts: Sequence[ToolPart], copies: list[tuple[str, str]]) -> None:
         """A step whose every call was a write refused for giving the file's own text is

@@ -36,6 +36,11 @@ class Levers:
     # times in a row, until the repeat guard), so the step is sampled again from the prompt
     # before it (which the server has cached)
     retract_copies: bool = True
+    # after a step that read, listed or searched just what it had seen, with the same
+    # result, the next one does not look: for a question it is the answer, for a change a
+    # call that is not a look (or the answer). The 1.5B read README.md again and again
+    # after it was read ahead, until the repeat guard ended the run
+    seen_again: bool = True
 
 
 ALL_ON = Levers()

@@ -273,8 +273,9 @@ def _next_text(kind: str) -> str:
     ("next"); for a question, how to answer it ("question": told how to make a change too,
     the 0.5B answered with those words); and, when the step must be the answer, how to say
     a test run's result ("tests": told "the request is: ...", the 0.5B answered with those
-    words, and asked for "a sentence" wrote "5") or a change that did what the request
-    gives word for word ("done")."""
+    words, and asked for "a sentence" wrote "5"), a change that did what the request
+    gives word for word ("done"), or a question after a look that gave what an earlier
+    one had ("seen")."""
     return (Path(__file__).with_name(f"stepmode-{kind}.txt")).read_text(encoding="utf-8").strip()
 
 
