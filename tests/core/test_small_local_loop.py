@@ -415,7 +415,7 @@ def test_a_question_s_second_same_read_is_followed_by_the_answer(tmp_path: Path)
     reply = bodies[2]
     assert "response_format" not in reply  # the reply itself, as plain text
     last = reply["messages"][-1]["content"]
-    assert "the same as before" in last and "what does this project do?" in last
+    assert "which you had already" in last and "what does this project do?" in last
     assert events[-1].reason == "finished" and len(bodies) == 3
 
 
