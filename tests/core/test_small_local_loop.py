@@ -419,6 +419,20 @@ def test_a_question_s_second_same_read_is_followed_by_the_answer(tmp_path: Path)
     assert events[-1].reason == "finished" and len(bodies) == 3
 
 
+def test_the_answer_after_a_second_same_look_is_told_each_part_the_plan_names(
+        tmp_path: Path) -> None:
+    plan = _step(json.dumps({"files": ["README.md"], "new_files": [], "kind": "question",
+                             "parts": ["list the files", "say what the project does"]}))
+    read = _step('{"tool": "read", "args": {"path": "README.md"}}')
+    answers = [plan, read, _text("README.md; a jam-making library.")]
+    with LlamaLike(answers) as server:
+        events = _run(tmp_path, server.base_url, "list the files and say what this does")
+        last = server.bodies[2]["messages"][-1]["content"]
+    assert last.endswith("each of these 2 things:\n1. list the files\n"
+                         "2. say what the project does")
+    assert events[-1].reason == "finished"
+
+
 def test_a_change_s_second_same_read_is_followed_by_a_step_that_does_not_look(
         tmp_path: Path) -> None:
     code = "".join(f"def f{i}():\n    return {i}\n\n\n" for i in range(60))

@@ -58,6 +58,10 @@ class StepHold:
 
     answer: bool = True
     answer_now: str = ""
+    # with `answer_now`: the separate things the reply must cover, in the model's own words
+    # (its plan's parts), listed after the step's text: asked to list the files and say
+    # what the project does, the 1.5B's reply after it read again said only what it does
+    covers: tuple[str, ...] = ()
     withheld: frozenset[str] = frozenset()
     # tools still described but not to be called in this step: in constrained steps only the
     # step's schema leaves them out, so the prompt (and the server's cache of it) is the same

@@ -481,6 +481,7 @@ class Run:
             stepped = step_request(request, engine=sampling.engine,
                                    answer=hold.answer if hold else True,
                                    answer_now=hold.answer_now if hold else "",
+                                   covers=hold.covers if hold else (),
                                    plan=self.agent.mode == "plan",
                                    not_now=hold.not_now if hold else frozenset())
             return text_steps(self.agent.provider, stepped, engine=sampling.engine,

@@ -284,8 +284,11 @@ class SmallModelAssist:
         again, self.looked_again = self.looked_again, False
         question = self.plan is not None and self.plan.kind == "question"
         if question:  # a second same look: the answer is in what it has (see _looked_again)
-            return StepHold(answer=answer, answer_now="seen" if again and answer else "",
-                            withheld=CHANGING)
+            seen = again and answer
+            covers = (self.plan.parts if seen and self.plan is not None and self.levers.parts
+                      and len(self.plan.parts) > 1 else ())
+            return StepHold(answer=answer, answer_now="seen" if seen else "",
+                            withheld=CHANGING, covers=covers)
         # a step that must make the change, with every planned file read whole above, is
         # the change itself: the 1.5B, offered read, read the stub it had just been shown
         # until the repeat guard ended the run; after a second same look, nor is looking

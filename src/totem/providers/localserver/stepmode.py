@@ -25,7 +25,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import re
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import AsyncIterator, Mapping, Sequence
 from functools import cache
 from pathlib import Path
 from typing import Any
@@ -199,7 +199,8 @@ def _call_words(part: ToolPart) -> str:
 
 
 def _as_steps(
-    message: Message, request: str, *, answer_now: str = "", question: bool = False
+    message: Message, request: str, *, answer_now: str = "", question: bool = False,
+    covers: Sequence[str] = (),
 ) -> list[Message]:
     """An assistant message with its calls written as steps, then a user message with
     their results, the request again and what to do next (a small model reads a plain
@@ -239,7 +240,11 @@ def _as_steps(
     # the real 0.5B model called the same tool again until told plainly to answer now
     next_step = _next_text(answer_now or ("question" if question else "next"))
     next_step = next_step.replace("{calls}", " and ".join(calls))
-    text = "\n\n".join([*results, next_step.replace("{request}", request or "(see above)")])
+    next_step = next_step.replace("{request}", request or "(see above)")
+    if answer_now and covers:
+        listed = "\n".join(f"{i}. {part}" for i, part in enumerate(covers, 1))
+        next_step += f"\n\nThe reply must cover each of these {len(covers)} things:\n{listed}"
+    text = "\n\n".join([*results, next_step])
     # totem's words, not the person's: `latest_request` looks past them
     user = Message(f"{message.id}_results", message.session_id, "user",
                    [TextPart(text, synthetic=True)])
@@ -301,14 +306,15 @@ def _written_args(part: ToolPart) -> Json:
 def step_request(
     request: ModelRequest, *, engine: str | None, answer: bool = True, answer_now: str = "",
     paths: Mapping[str, list[str]] | None = None, plan: bool = False,
-    not_now: frozenset[str] = frozenset(),
+    not_now: frozenset[str] = frozenset(), covers: Sequence[str] = (),
 ) -> ModelRequest:
     """`request` in step form, its schema where `engine` takes one (see the module doc);
     with `answer` False the step must be a call (the model answered too soon); with
     `answer_now` ("tests", "done") it must be the answer, asked for as that file says (the
     tools are still described: the prompt stays the same for the server's cache); `paths`
     as `step_schema` takes them; with `plan` the answer is a plan's steps; `not_now` tools
-    are described but left out of this step's schema (the prompt stays the same). A step that must
+    are described but left out of this step's schema (the prompt stays the same); `covers`
+    the things a step that must be the answer is told to cover. A step that must
     be the answer, on llama.cpp, carries the server's DRY sampler
     (`sampling.LLAMACPP_ANSWER_SAMPLERS`)."""
     if not request.tools:
@@ -337,7 +343,8 @@ def step_request(
         messages=[step for i, m in enumerate(request.messages)
                   for step in _as_steps(m, asked if i > typed else "", question=question,
                                         answer_now=answer_now
-                                        if i == len(request.messages) - 1 else "")],
+                                        if i == len(request.messages) - 1 else "",
+                                        covers=covers)],
         tools=[],
         options={**request.options, **option},
     )
