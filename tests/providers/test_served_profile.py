@@ -179,6 +179,9 @@ def test_an_answer_step_to_llama_cpp_carries_dry_and_keeps_the_providers_extra_b
     assert "tools" not in answering and answering["response_format"]["type"] == "json_schema"
     assert {k: answering[k] for k in LLAMACPP_ANSWER_SAMPLERS} == LLAMACPP_ANSWER_SAMPLERS
     assert answering["dry_multiplier"] == 0.8 and answering["cache_prompt"] is True
+    # it looks back over the reply's last tokens, not the whole context: a reply quotes
+    # the tool results above it
+    assert 0 < answering["dry_penalty_last_n"] <= 128
     # a step that may be a call repeats text (old_string, the value asked): no DRY there
     assert "tools" not in stepping and "dry_multiplier" not in stepping
     assert "repeat_penalty" not in stepping

@@ -48,8 +48,16 @@ TOOL_MODES = ("auto", "native", "constrained")
 # already in the text (2 tokens or more, not across a newline, `:`, `"` or `*`) is made less
 # likely, the more so the longer the sequence (0.8 x 1.75 ^ (length - 2)). The values are
 # its author's recommended ones; llama-server's default multiplier is 0 (off).
+# It looks back DRY_WINDOW tokens, not over the whole context (the server's default): over
+# the whole context it kept the reply from quoting the tool results, which is what a reply
+# should do. Asked to list the files and say what the project does, the 1.5B's reply (the
+# same request asked again after the run's earlier ones, bench/smallmodel/replay.py) listed
+# the files 2 of 6 times with the whole context, 5 of 6 with 64 tokens, 5 of 6 without DRY;
+# 64 tokens still cover a reply that begins to repeat its own lines.
+DRY_WINDOW = 64
 LLAMACPP_ANSWER_SAMPLERS: dict[str, float | int] = {
     "dry_multiplier": 0.8, "dry_base": 1.75, "dry_allowed_length": 2,
+    "dry_penalty_last_n": DRY_WINDOW,
 }
 
 
