@@ -15,6 +15,7 @@ from __future__ import annotations
 import asyncio
 import contextvars
 import os
+import time
 from collections.abc import Awaitable, Callable
 from contextlib import AsyncExitStack
 from pathlib import Path
@@ -127,18 +128,30 @@ class Connection:
         # must not carry that run's context variables along.
         self._task = asyncio.create_task(self._own(), name=f"mcp-{self.name}",
                                          context=contextvars.Context())
-        while True:
-            try:
-                await asyncio.wait_for(self._ready.wait(), self.config.startup_timeout)
-            except TimeoutError:
-                if self._sign_in is not None and self._sign_in.in_progress:
-                    continue  # the person is signing in; their time is not the server's
-                self.detail = f"it did not answer within {self.config.startup_timeout:g} s"
-                await self.stop()
-            break
+        await self._wait_ready()
         if not self.ready:
             self.state = "failed"
             raise McpServerError(self.detail, output=self._output())
+
+    async def _wait_ready(self) -> None:
+        """Wait for the connection within the startup timeout, moved on by the time the
+        person spends signing in (theirs is not the server's), then give up and stop it."""
+        limit = self.config.startup_timeout
+        began = time.monotonic()
+        while True:
+            person = self._sign_in.person_time() if self._sign_in is not None else 0.0
+            left = began + limit + person - time.monotonic()
+            if self._sign_in is not None and self._sign_in.in_progress:
+                left = max(left, limit)  # look again at most `limit` later
+            if left <= 0:
+                self.detail = f"it did not answer within {limit:g} s"
+                await self.stop()
+                return
+            try:
+                await asyncio.wait_for(self._ready.wait(), left)
+                return
+            except TimeoutError:
+                continue
 
     @property
     def ready(self) -> bool:

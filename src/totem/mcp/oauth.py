@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import asyncio
 import socket
+import time
 from collections.abc import Awaitable, Callable
 from urllib.parse import parse_qs, urlsplit
 
@@ -73,7 +74,27 @@ class SignIn:
         self.open_url = open_url
         self.tell = tell
         self.timeout = timeout
-        self.in_progress = False  # the start's deadline waits while the person signs in
+        self._began: float | None = None  # when the sign-in now in progress began
+        self._spent = 0.0  # seconds of earlier sign-ins, finished
+
+    @property
+    def in_progress(self) -> bool:
+        return self._began is not None
+
+    def begin(self) -> None:
+        if self._began is None:
+            self._began = time.monotonic()
+
+    def end(self) -> None:
+        if self._began is not None:
+            self._spent += time.monotonic() - self._began
+            self._began = None
+
+    def person_time(self) -> float:
+        """Seconds spent with the person so far (the one in progress counted to now): the
+        server's startup deadline is moved on by them, the person's time is not the server's."""
+        now = time.monotonic()
+        return self._spent + (now - self._began if self._began is not None else 0.0)
 
 
 class LoopbackReceiver:
@@ -257,7 +278,7 @@ class _BrowserStep:
         where = urlsplit(url).netloc
         if sign_in.ask is None:
             raise SignInError(login_advice(self.server, where))
-        sign_in.in_progress = True
+        sign_in.begin()
         try:
             if not await sign_in.ask(self.server, where):
                 raise SignInError("signing in was declined")
@@ -266,7 +287,7 @@ class _BrowserStep:
                 sign_in.tell(f"Sign in to the MCP server '{self.server}' in the browser: {url}")
             await sign_in.open_url(url)
         except BaseException:
-            sign_in.in_progress = False
+            sign_in.end()
             await self.receiver.close()
             raise
 
@@ -274,4 +295,4 @@ class _BrowserStep:
         try:
             return await self.receiver.result(self.sign_in.timeout)
         finally:
-            self.sign_in.in_progress = False
+            self.sign_in.end()
