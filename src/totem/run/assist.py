@@ -80,6 +80,9 @@ class Runner(Protocol):
     @property
     def read_first(self) -> ReadFirst: ...
 
+    # how many times the run made this call with this result (the repeat guard's count)
+    def times_seen(self, part: ToolPart) -> int: ...
+
 
 class AssistedRun(Protocol):
     """What an assist may use of the run it helps."""

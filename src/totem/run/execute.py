@@ -56,6 +56,13 @@ def comparable(output: str) -> str:
     return _INCIDENTAL.sub("#", output)
 
 
+def _signature(part: ToolPart) -> str:
+    """What makes two calls the same for the repeat guard: the tool, its input, and its
+    result as `comparable` (the guard's own hint, added to a repeat's result, left out)."""
+    output = comparable(part.output.removesuffix(REPEAT_HINT))
+    return json.dumps([part.name, part.input, output], sort_keys=True)
+
+
 class Stop(Exception):
     """Ends the loop with a reason; the detail is shown to the person."""
 
@@ -295,11 +302,14 @@ class ToolRunner:
 
     def _seen(self, part: ToolPart) -> int:
         """How many times the run has made this call with this result, this one counted."""
-        signature = json.dumps([part.name, part.input, comparable(part.output)],
-                               sort_keys=True)
+        signature = _signature(part)
         count = self.seen_calls.get(signature, 0) + 1
         self.seen_calls[signature] = count
         return count
+
+    def times_seen(self, part: ToolPart) -> int:
+        """How many times the run made this call with this result (it counted, once run)."""
+        return self.seen_calls.get(_signature(part), 0)
 
     def _check_guards(self, message: Message, part: ToolPart) -> None:
         """Three refusals in a row end the run; so does the same call with the same result

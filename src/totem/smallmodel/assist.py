@@ -43,7 +43,6 @@ from typing import Any
 from totem.events import Notice
 from totem.messages import Message, ToolPart
 from totem.run.assist import GO_ON, AheadCall, AssistedRun, StepHold
-from totem.run.execute import REPEAT_HINT, comparable
 from totem.smallmodel import answers
 from totem.smallmodel.levers import ALL_ON, Levers
 from totem.smallmodel.plan import Plan, offered, parse_plan, plan_prompt, plan_schema
@@ -282,11 +281,12 @@ class SmallModelAssist:
         answer = not self.must_act
         self.must_act = False
         again, self.looked_again = self.looked_again, False
-        question = self.plan is not None and self.plan.kind == "question"
-        if question:  # a second same look: the answer is in what it has (see _looked_again)
+        plan = self.plan
+        if plan is not None and plan.kind == "question":
+            # a second same look: the answer is in what it has (see _looked_again)
             seen = again and answer
-            covers = (self.plan.parts if seen and self.plan is not None and self.levers.parts
-                      and len(self.plan.parts) > 1 else ())
+            covers = (plan.parts if seen and self.levers.parts and len(plan.parts) > 1
+                      else ())
             return StepHold(answer=answer, answer_now="seen" if seen else "",
                             withheld=CHANGING, covers=covers)
         # a step that must make the change, with every planned file read whole above, is
@@ -442,17 +442,10 @@ class SmallModelAssist:
         an earlier call of this run had, with the same result. The next step then does not
         look (the 1.5B, asked what the project does, read README.md three times after it
         was read ahead, and the run ended by the repeat guard in 5 runs of 5)."""
-        def seen(part: ToolPart) -> str:
-            return comparable((part.output or "").removesuffix(REPEAT_HINT))
-
-        earlier = [p for m in self.run.history[self.run.first:] for p in m.parts
-                   if isinstance(p, ToolPart) and p.name in LOOKING
-                   and p.state == "completed"]
-        return any(
-            part.name in LOOKING and part.state == "completed" and part.call_id not in self.own
-            and any(p.call_id != part.call_id and p.name == part.name
-                    and p.input == part.input and seen(p) == seen(part) for p in earlier)
-            for part in parts)
+        runner = self.run.runner
+        return any(part.name in LOOKING and part.state == "completed"
+                   and part.call_id not in self.own and runner.times_seen(part) > 1
+                   for part in parts)
 
     def _retract_copy(self, parts: Sequence[ToolPart], copies: list[tuple[str, str]]) -> None:
         """A step whose every call was a write refused for giving the file's own text is

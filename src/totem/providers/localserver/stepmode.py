@@ -310,7 +310,7 @@ def step_request(
 ) -> ModelRequest:
     """`request` in step form, its schema where `engine` takes one (see the module doc);
     with `answer` False the step must be a call (the model answered too soon); with
-    `answer_now` ("tests", "done") it must be the answer, asked for as that file says (the
+    `answer_now` ("tests", "done", "seen") it must be the answer, asked as that file says (the
     tools are still described: the prompt stays the same for the server's cache); `paths`
     as `step_schema` takes them; with `plan` the answer is a plan's steps; `not_now` tools
     are described but left out of this step's schema (the prompt stays the same); `covers`
