@@ -13,7 +13,9 @@ The expected kind comes from the task itself: "change" when its reference soluti
 a file, else "question". The expected files: those the reference changes (for a change), and
 for every kind the fixture files the request names by path; a file the wording says to keep
 must not be among the files of a change's plan (the plan's `files` are read and may be
-changed, so a kept file there counts as `keep!`).
+changed, so a kept file there counts as `keep!`, and so does one among its `removed`). The
+plan's `removed` must be just the files the reference deletes, renames or moves away (else
+`removed`).
 """
 
 from __future__ import annotations
@@ -64,7 +66,7 @@ def _arguments() -> argparse.Namespace:
 
 
 def expected(task: Task, wording: str) -> tuple[str, set[str]]:
-    """(the kind the request is, the files the reference solution changes)."""
+    """(the kind the request is, the files the reference solution changes or removes)."""
     with tempfile.TemporaryDirectory() as folder:
         root = Path(folder)
         task.materialise(root)
@@ -74,6 +76,15 @@ def expected(task: Task, wording: str) -> tuple[str, set[str]]:
         created = {str(p.relative_to(root)) for p in root.rglob("*")
                    if p.is_file() and str(p.relative_to(root)) not in task.files}
     return ("change" if changed or created else "question"), changed
+
+
+def expected_removed(task: Task, wording: str) -> set[str]:
+    """The files the reference solution removes (deletes, renames or moves away)."""
+    with tempfile.TemporaryDirectory() as folder:
+        root = Path(folder)
+        task.materialise(root)
+        task.reference(root, wording=wording)
+        return {p for p in task.files if not (root / p).exists()}
 
 
 async def plan_of(served_url: str, model_id: str, root: Path, request_text: str, *,
@@ -141,10 +152,20 @@ def judge(plan: Plan, task: Task, wording: str, named: set[str]) -> str:
     if plan.kind != kind:
         return f"kind {plan.kind}"
     keep = set(task.wordings[wording].keep)
-    if kind == "change" and keep & set(plan.files):
+    if kind == "change" and keep & (set(plan.files) | set(plan.removed)):
         return "keep!"
+    if set(plan.removed) != expected_removed(task, wording):
+        return "removed"
     missing = (changed | named) - keep - set(plan.files) - set(plan.new_files)
     return "ok" if not missing else "files"
+
+
+def _removed(answer: str) -> str:
+    try:
+        said = json.loads(answer)
+    except ValueError:
+        return "?"
+    return json.dumps(said.get("removed") if isinstance(said, dict) else None)
 
 
 def _parts(answer: str) -> str:
@@ -181,6 +202,8 @@ def main() -> int:
                     if derived != verdict:
                         mark += f"   (new files => change: {derived})"
                     mark += f"   parts: {_parts(answer)}"
+                    if verdict != "ok" or expected_removed(task, wording):
+                        mark += f"   removed: {_removed(answer)}"
                     print(f"[{model} r{round_}] {task.name} ({wording}): {verdict}{mark}",
                           flush=True)
             for exercise in exercises:
@@ -201,7 +224,7 @@ def main() -> int:
                     kinds = sum(v != "no plan" and not v.startswith("kind") for v in seen)
                     print(f"  {wording:9} right kind {kinds}/{len(seen)}   all right "
                           f"{seen.count('ok')}/{len(seen)}   kept file planned "
-                          f"{seen.count('keep!')}")
+                          f"{seen.count('keep!')}   wrong removed {seen.count('removed')}")
     return 0
 
 

@@ -26,13 +26,15 @@ def test_a_plan_names_only_real_files_and_new_files_inside_the_project(tmp_path:
     paths = ["a.py"]
     answer = json.dumps({"files": ["a.py", "ghost.py"],
                          "new_files": ["NOTES.md", "a.py", "../outside.txt", "/etc/x"],
-                         "kind": "change"})
+                         "removed": ["ghost.py", "a.py", "a.py"], "kind": "change"})
     plan = parse_plan(answer, tmp_path, paths)
     assert plan is not None and plan.files == ("a.py",) and plan.new_files == ("NOTES.md",)
+    assert plan.removed == ("a.py",)  # a real file of the project, once
     assert parse_plan('{"answer": "hi"}', tmp_path, paths) is None
     assert parse_plan("not json", tmp_path, paths) is None
     schema = plan_schema(paths)
     assert schema["properties"]["files"]["items"] == {"enum": ["a.py"]}
+    assert schema["properties"]["removed"]["items"] == {"enum": ["a.py"]}
     assert plan_schema([])["properties"]["files"]["maxItems"] == 0
 
 

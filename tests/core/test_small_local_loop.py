@@ -469,7 +469,7 @@ def test_the_parts_the_plan_names_are_put_back_before_the_model_works(tmp_path: 
         _run(tmp_path, server.base_url, "files? and what is it")
         bodies = server.bodies
     schema = bodies[0]["response_format"]["json_schema"]["schema"]
-    assert list(schema["properties"]) == ["files", "new_files", "kind", "parts"]
+    assert list(schema["properties"]) == ["files", "new_files", "removed", "kind", "parts"]
     told = [m["content"] for m in bodies[1]["messages"] if m["role"] == "user"][-1]
     assert told.startswith("The request asks for 2 things.")
     assert "1. list the files\n2. say what the project does" in told
@@ -599,6 +599,49 @@ def test_a_test_file_the_change_plan_did_not_name_is_not_rewritten(tmp_path: Pat
     assert "acronym_test.py is a test, and the tests are correct" in ends[0].output
     assert (tmp_path / "project" / "acronym_test.py").read_text() == files["acronym_test.py"]
     assert (tmp_path / "project" / "acronym.py").read_text() == solved
+
+
+def _removal(tmp_path: Path, write: list[Answer], options: dict[str, Any] | None = None
+             ) -> tuple[list[Event], list[dict[str, Any]]]:
+    """A request to delete old_notes.txt whose plan says so: the model first takes `write`
+    of it, then answers, then runs rm; `options` switch help off."""
+    plan = _step(json.dumps({"files": ["old_notes.txt"], "new_files": [],
+                             "removed": ["old_notes.txt"], "kind": "change"}))
+    rm = _step(json.dumps({"tool": "bash", "args": {"command": "rm old_notes.txt"}}))
+    said = _answer("Deleted old_notes.txt.")
+    answers = [plan, *write, *said, rm, *said]
+    files = {"old_notes.txt": "draft ideas from 2019\n", "notes.txt": "current notes\n"}
+    with LlamaLike(answers) as server:
+        events = _run(tmp_path, server.base_url, "Delete old_notes.txt, it is not needed.",
+                      files=files, options=options)
+        return events, server.bodies
+
+
+def test_a_file_the_plan_removes_is_not_written_and_an_answer_while_it_stays_goes_back(
+        tmp_path: Path) -> None:
+    # refused when the model picks the path: it is asked for no text (the next answer in
+    # line is the answer step)
+    write = _step(json.dumps({"tool": "write", "args": {"path": "old_notes.txt"}}))
+    events, bodies = _removal(tmp_path, [write])
+    root = tmp_path / "project"
+    write = [e for e in _of(events, ToolEnd) if e.name == "write"]
+    assert len(write) == 1 and write[0].is_error
+    assert write[0].output.startswith("Refused: your plan removes old_notes.txt")
+    sent = json.dumps(bodies)
+    assert "draft ideas from 2026" not in sent
+    assert "your plan removes old_notes.txt, and it is still there" in sent
+    assert not (root / "old_notes.txt").exists()  # by the model's own rm, which it was allowed
+    assert (root / "notes.txt").read_text() == "current notes\n"
+    assert events[-1].reason == "finished"
+
+
+def test_with_the_removals_lever_off_the_write_of_a_removed_file_is_made(
+        tmp_path: Path) -> None:
+    write = _write("old_notes.txt", "draft ideas from 2026\n")
+    events, bodies = _removal(tmp_path, write, {"assist": {"removals": False}})
+    ends = [e for e in _of(events, ToolEnd) if e.name == "write"]
+    assert ends[0].output.startswith("Overwrote old_notes.txt")
+    assert "your plan removes" not in json.dumps(bodies)
 
 
 def test_a_file_text_that_loops_is_cut_while_it_streams_and_nothing_is_written(

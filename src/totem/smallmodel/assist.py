@@ -145,6 +145,10 @@ class SmallModelAssist:
         self.all_read = False  # every file the change plans was read whole, ahead
         self.originals: dict[str, str] = {}  # a changed file's text before this run changed it
         self.looked_again = False  # the last step read, listed or searched what it had seen
+        # the files the plan removes (deleted, renamed or moved away) that the request names,
+        # and those a write of which was refused once for it (see `_removed_by_plan`)
+        self.removals: tuple[str, ...] = ()
+        self.removal_refused: set[str] = set()
 
     # before the first step --------------------------------------------------------------
 
@@ -157,6 +161,9 @@ class SmallModelAssist:
             run.compactor.whole_from = run.history[run.first].id  # prompt to read again
         files, many = text_files(run.root)
         self.plan = await self._ask_plan(files, request) if self.levers.plan else None
+        if self.plan is not None and self.plan.kind == "change" and self.levers.removals:
+            named = {f.path for f in named_files(files, request)}
+            self.removals = tuple(f for f in self.plan.removed if f in named)
         if self.plan is not None:
             run.emit(Notice(self._plan_notice(self.plan)))
         calls = self._calls_ahead(files, many, request)
@@ -308,6 +315,9 @@ class SmallModelAssist:
                 and (self.tests_failed or self._planned_change_elsewhere(path)):
             return (f"Refused: {path} is a test, and the tests are correct. Change the code "
                     "they test so that they pass, not the test.")
+        removed = self._removed_by_plan(path)
+        if removed:
+            return removed
         if name == "edit":
             return self._made_already(args)
         if name == "write":
@@ -315,6 +325,16 @@ class SmallModelAssist:
             return (self._same_text(path, content) or self._empties(path, content)
                     or self._line_numbers(path, content) or self._drops_most(path, content))
         return None
+
+    def _removed_by_plan(self, path: str) -> str | None:
+        """A change of a file the plan removes, refused once: a write does not remove it
+        (the 1.5B, asked to delete a file, wrote it over with a made-up line, or empty until
+        the repeat guard; asked to rename one, wrote the new file and left the old). Once
+        only: a model that writes it again overrules its plan."""
+        if path not in self.removals or path in self.removal_refused:
+            return None
+        self.removal_refused.add(path)
+        return text("removed_write").replace("{path}", path)
 
     def _planned_change_elsewhere(self, path: str) -> bool:
         """A change plan that names files, this existing one not among them (the 1.5B,
@@ -525,6 +545,16 @@ class SmallModelAssist:
             notice, nudge = said
             run.emit(Notice(notice))
             run.synthetic_user(nudge)
+            return GO_ON, ""
+        pending = [f for f in self.removals if (run.root / f).exists()]
+        if pending and "removal" not in self.said:
+            self.said.add("removal")
+            self.must_act = True
+            paths = ", ".join(pending)
+            run.emit(Notice(f"The model's plan removes {paths}, still there; asking it to."))
+            run.synthetic_user(text("removal_pending").replace("{paths}", paths)
+                               .replace("{it_is}", "it is" if len(pending) == 1 else "they are")
+                               .replace("{request}", request))
             return GO_ON, ""
         changed = answers.ran_change(mine, run.tools, besides=frozenset(self.own))
         if self.plan is not None and self.plan.kind == "change" and not changed \

@@ -5,9 +5,15 @@ What a request means is the model's to say, in any wording and any language. The
 can only be
 
     {"files": [a file of the project, ...], "new_files": [path, ...],
+     "removed": [a file of the project, ...],
      "kind": "question" | "change", "parts": [a short phrase, ...]}
 
-with `files` an enum of the project's real files (so it names nothing that is not there).
+with `files` and `removed` enums of the project's real files (so they name nothing that is
+not there). `removed` are the files the request asks to delete, rename or move away: the
+1.5B, offered write and bash, wrote such a file (empty, or made up) instead of removing it,
+or wrote the renamed file and left the old one; with the plan saying so, a write of such a
+file is refused once, and an answer while one is still there is sent back once (the model
+still removes it with its own command, which the person allows).
 totem checks `new_files` (inside the project, not existing yet) and uses the plan so:
 the files are read for the model before its first step; for a question no step is offered
 a tool that changes a file; for a change the first step must be a call, and an answer with
@@ -43,6 +49,7 @@ class Plan:
     kind: Literal["question", "change"]
     files: tuple[str, ...] = ()
     new_files: tuple[str, ...] = ()
+    removed: tuple[str, ...] = ()  # files the request asks to delete, rename or move away
     parts: tuple[str, ...] = ()
     said: dict[str, Any] = field(default_factory=dict)  # the model's answer as it came
 
@@ -64,11 +71,12 @@ def plan_schema(paths: Sequence[str]) -> dict[str, Any]:
         "properties": {
             "files": files,
             "new_files": {"type": "array", "items": {"type": "string"}, "maxItems": 2},
+            "removed": {**files},
             "kind": {"enum": ["question", "change"]},
             "parts": {"type": "array", "maxItems": MAX_PARTS,
                       "items": {"type": "string", "minLength": 1, "maxLength": MAX_PART_CHARS}},
         },
-        "required": ["files", "new_files", "kind", "parts"],
+        "required": ["files", "new_files", "removed", "kind", "parts"],
         "additionalProperties": False,
     }
 
@@ -101,7 +109,10 @@ def parse_plan(answer: str, root: Path, paths: Sequence[str]) -> Plan | None:
         target = (root / path).resolve()
         if base in target.parents and not target.exists():
             new.append(path.strip())
+    removed = tuple(dict.fromkeys(
+        f for f in said.get("removed") or [] if isinstance(f, str) and f in known
+    ))[:MAX_PLAN_FILES]
     parts = tuple(dict.fromkeys(
         " ".join(p.split())[:MAX_PART_CHARS] for p in said.get("parts") or []
         if isinstance(p, str) and p.strip()))[:MAX_PARTS]
-    return Plan(said["kind"], files, tuple(new), parts, said)
+    return Plan(said["kind"], files, tuple(new), removed, parts, said)
