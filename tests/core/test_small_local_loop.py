@@ -469,7 +469,8 @@ def test_the_parts_the_plan_names_are_put_back_before_the_model_works(tmp_path: 
         _run(tmp_path, server.base_url, "files? and what is it")
         bodies = server.bodies
     schema = bodies[0]["response_format"]["json_schema"]["schema"]
-    assert list(schema["properties"]) == ["files", "new_files", "removed", "kind", "parts"]
+    assert list(schema["properties"]) == [
+        "files", "new_files", "removed", "kind", "parts"]
     told = [m["content"] for m in bodies[1]["messages"] if m["role"] == "user"][-1]
     assert told.startswith("The request asks for 2 things.")
     assert "1. list the files\n2. say what the project does" in told
@@ -626,7 +627,7 @@ def test_a_file_the_plan_removes_is_not_written_and_an_answer_while_it_stays_goe
     root = tmp_path / "project"
     write = [e for e in _of(events, ToolEnd) if e.name == "write"]
     assert len(write) == 1 and write[0].is_error
-    assert write[0].output.startswith("Refused: your plan removes old_notes.txt")
+    assert write[0].output.startswith("Refused once: your plan says old_notes.txt is deleted")
     sent = json.dumps(bodies)
     assert "draft ideas from 2026" not in sent
     assert "your plan removes old_notes.txt, and it is still there" in sent
@@ -641,7 +642,25 @@ def test_with_the_removals_lever_off_the_write_of_a_removed_file_is_made(
     events, bodies = _removal(tmp_path, write, {"assist": {"removals": False}})
     ends = [e for e in _of(events, ToolEnd) if e.name == "write"]
     assert ends[0].output.startswith("Overwrote old_notes.txt")
+    assert "your plan says" not in json.dumps(bodies)
     assert "your plan removes" not in json.dumps(bodies)
+
+
+def test_a_file_the_plan_removes_but_the_model_writes_twice_is_written_and_kept(
+        tmp_path: Path) -> None:
+    # the 1.5B's plan said main.py was deleted when an import was to be taken out of it
+    plan = _step(json.dumps({"files": ["main.py"], "new_files": [],
+                             "removed": ["main.py"], "kind": "change"}))
+    pick = _step(json.dumps({"tool": "write", "args": {"path": "main.py"}}))
+    code = "import sys\n\n\ndef main():\n    print(sys.argv)\n\n\nmain()\n"
+    answers = [plan, pick, *_write("main.py", code), *_answer("Removed it.")]
+    with LlamaLike(answers) as server:
+        events = _run(tmp_path, server.base_url, "remove the unused import from main.py",
+                      files={"main.py": "import os\n" + code})
+        bodies = server.bodies
+    assert (tmp_path / "project" / "main.py").read_text() == code
+    assert "still there" not in json.dumps(bodies)  # changed in place: not sent back
+    assert events[-1].reason == "finished"
 
 
 def test_a_file_text_that_loops_is_cut_while_it_streams_and_nothing_is_written(

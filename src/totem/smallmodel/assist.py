@@ -546,7 +546,10 @@ class SmallModelAssist:
             run.emit(Notice(notice))
             run.synthetic_user(nudge)
             return GO_ON, ""
-        pending = [f for f in self.removals if (run.root / f).exists()]
+        # a file the model changed in place is not one it removes (its plan was wrong: the
+        # 1.5B's plan said main.py was removed when an import was to be taken out of it)
+        kept = set(self._changed_paths())
+        pending = [f for f in self.removals if f not in kept and (run.root / f).exists()]
         if pending and "removal" not in self.said:
             self.said.add("removal")
             self.must_act = True

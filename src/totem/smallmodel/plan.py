@@ -8,21 +8,16 @@ can only be
      "removed": [a file of the project, ...],
      "kind": "question" | "change", "parts": [a short phrase, ...]}
 
-with `files` and `removed` enums of the project's real files (so they name nothing that is
-not there). `removed` are the files the request asks to delete, rename or move away: the
-1.5B, offered write and bash, wrote such a file (empty, or made up) instead of removing it,
-or wrote the renamed file and left the old one; with the plan saying so, a write of such a
-file is refused once, and an answer while one is still there is sent back once (the model
-still removes it with its own command, which the person allows).
-totem checks `new_files` (inside the project, not existing yet) and uses the plan so:
-the files are read for the model before its first step; for a question no step is offered
-a tool that changes a file; for a change the first step must be a call, and an answer with
-no change made is sent back (see smallmodel/assist.py). `parts` are the things the request
-asks for, in the model's words; when there are several, they are put back to the model
-before it works, so that its answer covers each (the 1.5B, asked to list the files and say
-what the project does, said only what it does). `parts` comes last in the answer, yet
-asking for it changed the kinds: on the 25 Exercism dev exercises the 1.5B's plan said
-"change" for 20 without it and for 25 with it (bench/smallmodel/plan_step.py --exercism).
+with `files` and `removed` enums of the project's real files (so they name
+nothing that is not there). `removed` are the files the request
+asks to delete, rename or move away: the 1.5B, offered write and bash, wrote such a file
+(empty, or made up) instead of removing it, or wrote the renamed file and left the old one;
+with the plan saying so, a write of such a file is refused once, and an answer while one is
+still there (and not changed in place) is sent back once (the model still removes it with
+its own command, which the person allows). The 1.5B's plan also names a file that is only
+to lose a line ("remove the unused import from main.py": main.py, in 2 to 3 of 4 wordings,
+whatever the field's name or description), hence "once": the refusal says to write again if
+the request only changes the file's text, and a file changed in place is not sent back.
 """
 
 from __future__ import annotations
