@@ -30,6 +30,22 @@ def test_a_whole_file_reply_is_read_in_the_forms_small_models_write(reply: str) 
         Call("write", {"path": "calc.py", "content": CODE})]
 
 
+@pytest.mark.parametrize("reply", [
+    "notes.txt\n```text\n```text\ncurrent notes\n```\n```\n",  # as the 1.5B wrote it
+    "notes.txt\n```\n```text\ncurrent notes\n```\n```",
+    "```text\n```text\n```text\ncurrent notes\n```\n```\n```",  # twice over
+])
+def test_a_file_text_wrapped_in_a_second_fence_is_written_without_it(reply: str) -> None:
+    assert WholeFile().read_reply(reply, "notes.txt", complete=True) == [
+        Call("write", {"path": "notes.txt", "content": "current notes\n"})]
+
+
+def test_a_markdown_file_that_is_one_code_block_keeps_its_fence() -> None:
+    reply = "USAGE.md\n````markdown\n```sh\nmake run\n```\n````\n"
+    assert WholeFile().read_reply(reply, "USAGE.md", complete=True) == [
+        Call("write", {"path": "USAGE.md", "content": "```sh\nmake run\n```\n"})]
+
+
 def test_the_block_under_the_path_is_chosen_over_others() -> None:
     reply = (f"Run it with:\n```sh\npython calc.py\n```\n\ncalc.py\n```python\n{CODE}```\n")
     [call] = WholeFile().read_reply(reply, "calc.py", complete=True)  # type: ignore[misc]

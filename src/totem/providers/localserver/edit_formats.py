@@ -108,6 +108,17 @@ def _blocks(lines: list[str]) -> list[tuple[int, int | None]]:
     return found
 
 
+def _unwrapped(body: list[str], path: str) -> list[str]:
+    """A file's text that is itself one fenced block, without that fence, unless the file is
+    Markdown (where a block may be the text): the 1.5B wrote notes.txt as "```text" /
+    "```text" / "current notes" / "```" / "```", and the inner fence lines became the file."""
+    if len(body) < 2 or language_of(path) == "markdown":
+        return body
+    if _FENCE.match(body[0]) is None or _blocks(body) != [(0, len(body) - 1)]:
+        return body
+    return _unwrapped(body[1:-1], path)
+
+
 class WholeFile:
     """The whole new text of the file, in one fenced block under its path."""
 
@@ -143,6 +154,7 @@ class WholeFile:
             body = body[1:]  # the path repeated as the block's first line
         while body and not body[-1].strip():  # a blank line before the closing fence is
             body = body[:-1]                   # the model's spacing, not the file's end
+        body = _unwrapped(body, path)
         content = "\n".join(body)
         return [Call("write", {"path": path, "content": content + "\n" if content else ""})]
 
