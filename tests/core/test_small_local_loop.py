@@ -627,6 +627,10 @@ def test_a_file_the_plan_removes_is_not_written_and_an_answer_while_it_stays_goe
     root = tmp_path / "project"
     write = [e for e in _of(events, ToolEnd) if e.name == "write"]
     assert len(write) == 1 and write[0].is_error
+    # and the next step may not write: told so, the 1.5B picked the same write at once
+    offered = [o["properties"].get("tool", {}).get("const")
+               for o in bodies[2]["response_format"]["json_schema"]["schema"]["anyOf"]]
+    assert "write" not in offered and "bash" in offered
     assert write[0].output.startswith("Refused once: your plan says old_notes.txt is deleted")
     sent = json.dumps(bodies)
     assert "draft ideas from 2026" not in sent
@@ -653,7 +657,8 @@ def test_a_file_the_plan_removes_but_the_model_writes_twice_is_written_and_kept(
                              "removed": ["main.py"], "kind": "change"}))
     pick = _step(json.dumps({"tool": "write", "args": {"path": "main.py"}}))
     code = "import sys\n\n\ndef main():\n    print(sys.argv)\n\n\nmain()\n"
-    answers = [plan, pick, *_write("main.py", code), *_answer("Removed it.")]
+    look = _step(json.dumps({"tool": "grep", "args": {"pattern": "os"}}))
+    answers = [plan, pick, look, *_write("main.py", code), *_answer("Removed it.")]
     with LlamaLike(answers) as server:
         events = _run(tmp_path, server.base_url, "remove the unused import from main.py",
                       files={"main.py": "import os\n" + code})

@@ -149,6 +149,7 @@ class SmallModelAssist:
         # and those a write of which was refused once for it (see `_removed_by_plan`)
         self.removals: tuple[str, ...] = ()
         self.removal_refused: set[str] = set()
+        self.removal_held = False  # the next step may not write or edit (see `hold`)
 
     # before the first step --------------------------------------------------------------
 
@@ -301,6 +302,10 @@ class SmallModelAssist:
         # until the repeat guard ended the run; after a second same look, nor is looking
         # offered again
         looking = LOOKING if (not answer and self.all_read) or again else frozenset()
+        if self.removal_held:  # refused a write of a file its plan removes: told so, the
+            # 1.5B picked the same write again at once, and wrote the file over
+            self.removal_held = False
+            looking = looking | CHANGING
         withheld = frozenset({"edit"}) if self.whole_files else frozenset()
         warmer = (WARMER[min(self.same_texts, len(WARMER)) - 1]
                   if self.same_texts and self.levers.warmer else None)
@@ -334,6 +339,7 @@ class SmallModelAssist:
         if path not in self.removals or path in self.removal_refused:
             return None
         self.removal_refused.add(path)
+        self.removal_held = True
         return text("removed_write").replace("{path}", path)
 
     def _planned_change_elsewhere(self, path: str) -> bool:
