@@ -129,9 +129,11 @@ class WholeFile:
         keeps = (" Give every line the file keeps, with your change in it: the file is "
                  "replaced by exactly what is in the block." if exists else "")
         tag = language_of(path)
-        return (f"Now write {what} {path} as plain text: its path on one line, then the "
-                f"file in one fenced block, like this:\n\n{path}\n```{tag}\n(the file's "
-                f"text)\n```\n\nNo line numbers, no JSON.{keeps}")
+        # said in words, with no stand-in for the text: shown "(the file's text)" between
+        # the fences, the 1.5B wrote notes.txt as "(current notes)", 2 runs of 2
+        return (f"Now write {what} {path} as plain text: first the line {path}, then the "
+                f"line ```{tag}, then every line of the file, then the line ``` alone. "
+                f"No line numbers, no JSON.{keeps}")
 
     def read_reply(self, reply: str, path: str, *, complete: bool) -> list[Call] | Unreadable:
         lines = reply.splitlines()
