@@ -232,7 +232,8 @@ def test_the_plan_is_asked_first_and_its_files_are_read_ahead(tmp_path: Path) ->
     assert "response_format" not in text_ask
     assert json.loads(text_ask["messages"][-2]["content"]) == {
         "tool": "write", "args": {"path": "README.md"}}
-    assert "README.md\n```markdown" in text_ask["messages"][-1]["content"]
+    assert "first the line README.md, then the line ```markdown" in text_ask["messages"][-1][
+        "content"]
     # the next step's history begins with the very messages of the text request (cached)
     assert bodies[3]["messages"][1:len(text_ask["messages"])] == text_ask["messages"][1:]
     assert "```\n" + readme in bodies[3]["messages"][len(text_ask["messages"])]["content"]
