@@ -603,6 +603,9 @@ def test_a_test_file_the_change_plan_did_not_name_is_not_rewritten(tmp_path: Pat
     assert (tmp_path / "project" / "acronym.py").read_text() == solved
 
 
+GONE = _step('{"after": "gone"}')  # asked of a file the plan removes: gone once it is done
+
+
 def _removal(tmp_path: Path, write: list[Answer], options: dict[str, Any] | None = None
              ) -> tuple[list[Event], list[dict[str, Any]]]:
     """A request to delete old_notes.txt whose plan says so: the model first takes `write`
@@ -611,7 +614,7 @@ def _removal(tmp_path: Path, write: list[Answer], options: dict[str, Any] | None
                              "removed": ["old_notes.txt"], "kind": "change"}))
     rm = _step(json.dumps({"tool": "bash", "args": {"command": "rm old_notes.txt"}}))
     said = _answer("Deleted old_notes.txt.")
-    answers = [plan, *write, *said, rm, *said]
+    answers = [plan, GONE, *write, *said, rm, *said]
     files = {"old_notes.txt": "draft ideas from 2019\n", "notes.txt": "current notes\n"}
     with LlamaLike(answers) as server:
         events = _run(tmp_path, server.base_url, "Delete old_notes.txt, it is not needed.",
@@ -629,8 +632,9 @@ def test_a_file_the_plan_removes_is_not_written_and_an_answer_while_it_stays_goe
     write = [e for e in _of(events, ToolEnd) if e.name == "write"]
     assert len(write) == 1 and write[0].is_error
     # and the next step may not write: told so, the 1.5B picked the same write at once
+    assert "is the file old_notes.txt still there, or gone?" in json.dumps(bodies[1])
     offered = [o["properties"].get("tool", {}).get("const")
-               for o in bodies[2]["response_format"]["json_schema"]["schema"]["anyOf"]]
+               for o in bodies[3]["response_format"]["json_schema"]["schema"]["anyOf"]]
     assert "write" not in offered and "bash" in offered
     assert write[0].output.startswith("Refused once: your plan says old_notes.txt is deleted")
     sent = json.dumps(bodies)
@@ -659,13 +663,28 @@ def test_a_file_the_plan_removes_but_the_model_writes_twice_is_written_and_kept(
     pick = _step(json.dumps({"tool": "write", "args": {"path": "main.py"}}))
     code = "import sys\n\n\ndef main():\n    print(sys.argv)\n\n\nmain()\n"
     look = _step(json.dumps({"tool": "grep", "args": {"pattern": "os"}}))
-    answers = [plan, pick, look, *_write("main.py", code), *_answer("Removed it.")]
+    answers = [plan, GONE, pick, look, *_write("main.py", code), *_answer("Removed it.")]
     with LlamaLike(answers) as server:
         events = _run(tmp_path, server.base_url, "remove the unused import from main.py",
                       files={"main.py": "import os\n" + code})
         bodies = server.bodies
     assert (tmp_path / "project" / "main.py").read_text() == code
-    assert "still there" not in json.dumps(bodies)  # changed in place: not sent back
+    assert "and it is still there" not in json.dumps(bodies)  # changed in place: not sent back
+    assert events[-1].reason == "finished"
+
+
+def test_a_file_the_plan_removes_that_the_model_then_says_stays_is_written_at_once(
+        tmp_path: Path) -> None:
+    plan = _step(json.dumps({"files": ["main.py"], "new_files": [], "removed": ["main.py"],
+                             "kind": "change"}))
+    code = "import sys\n\n\ndef main():\n    print(sys.argv)\n\n\nmain()\n"
+    answers = [plan, _step('{"after": "still there"}'), *_write("main.py", code),
+               *_answer("Removed it.")]
+    with LlamaLike(answers) as server:
+        events = _run(tmp_path, server.base_url, "remove the unused import from main.py",
+                      files={"main.py": "import os\n" + code})
+    assert (tmp_path / "project" / "main.py").read_text() == code
+    assert not any("your plan says" in e.output for e in _of(events, ToolEnd))
     assert events[-1].reason == "finished"
 
 

@@ -41,10 +41,11 @@ class Levers:
     # call that is not a look (or the answer). The 1.5B read README.md again and again
     # after it was read ahead, until the repeat guard ended the run
     seen_again: bool = True
-    # the files the plan removes (deleted, renamed or moved away) and the request names: a
-    # write of one is refused once, and an answer while one is still there is sent back
-    # once. The 1.5B wrote such a file over (made up, or empty) instead of removing it, and
-    # wrote a renamed file without removing the old one
+    # the files the plan removes (deleted, renamed or moved away), the request names, and
+    # the model says again, asked about each alone, are gone once it is done: a write of
+    # one is refused once (and the step after it may not write), and an answer while one
+    # is still there is sent back once. The 1.5B wrote such a file over (made up, or
+    # empty) instead of removing it, and wrote a renamed file without removing the old one
     removals: bool = True
 
 

@@ -17,7 +17,9 @@ still there (and not changed in place) is sent back once (the model still remove
 its own command, which the person allows). The 1.5B's plan also names a file that is only
 to lose a line ("remove the unused import from main.py": main.py, in 2 to 3 of 4 wordings,
 whatever the field's name or description), hence "once": the refusal says to write again if
-the request only changes the file's text, and a file changed in place is not sent back.
+the request only changes the file's text, a file changed in place is not sent back, and
+each such file is first asked about again, alone ("still there" or "gone" once the request
+is done, smallmodel/assist.py): at 14dd1eb, without that question, the 1.5B ran `rm main.py`.
 """
 
 from __future__ import annotations
