@@ -2,8 +2,14 @@
 
 from __future__ import annotations
 
+import asyncio
+import json
+from collections.abc import AsyncIterator
+
 import pytest
 
+from totem.messages import Message, TextPart, new_id
+from totem.providers.base import ModelRequest, StreamEnd, StreamEvent, TextChunk, ToolArgsChunk
 from totem.providers.localserver.edit_formats import (
     WHOLE_FILE_LINES,
     Call,
@@ -12,6 +18,7 @@ from totem.providers.localserver.edit_formats import (
     WholeFile,
     format_for,
 )
+from totem.providers.localserver.textsteps import text_steps
 
 CODE = "def add(a, b):\n    return a + b\n"
 
@@ -119,3 +126,48 @@ def test_the_format_follows_the_file_s_length() -> None:
     assert "<<<<<<< SEARCH" in SearchReplace().ask("a.py", exists=True)
     assert "```python" in WholeFile().ask("a.py", exists=False)
     assert "line numbers" in WholeFile().ask("a.py", exists=True)
+
+
+@pytest.mark.parametrize(("reply", "done"), [
+    ("notes.txt\n```text\ncurrent notes\n```\n", True),
+    ("notes.txt\n```text\ncurrent notes\n```", False),  # the closing line may go on
+    ("```text\ncurrent notes\n```\n", False),  # no path line: a later block may be it
+    ("notes.txt\n```markdown\n```sh\nmake\n```\n", False),  # only the inner block closed
+])
+def test_a_whole_file_reply_is_finished_once_the_block_under_its_path_is_closed(
+        reply: str, done: bool) -> None:
+    assert WholeFile().finished(reply, "notes.txt") is done
+    assert SearchReplace().finished(reply, "notes.txt") is False
+
+
+class Pulled:
+    """A provider that streams each answer in line-sized chunks, counting those pulled."""
+
+    def __init__(self, *answers: str) -> None:
+        self.answers = list(answers)
+        self.pulled = 0
+
+    async def stream(self, request: ModelRequest) -> AsyncIterator[StreamEvent]:
+        text = self.answers.pop(0)
+        for line in text.splitlines(keepends=True):
+            self.pulled += 1
+            yield TextChunk(line)
+        yield StreamEnd("stop")
+
+
+def test_the_text_of_a_write_stops_streaming_after_its_block() -> None:
+    block = "notes.txt\n```text\ncurrent notes\n```\n"
+    rest = "".join(f"\nother{i}.txt\n```text\nline {i}\n```\n" for i in range(50))
+    provider = Pulled('{"tool": "write", "args": {"path": "notes.txt"}}', block + rest)
+    request = ModelRequest(model="m", system="s", messages=[
+        Message(new_id("msg"), "ses", "user", [TextPart("write notes.txt")])])
+
+    async def go() -> list[StreamEvent]:
+        return [e async for e in text_steps(provider, request, engine="llamacpp",
+                                            answer_now=False, file_lines=lambda p: 1)]
+
+    events = asyncio.run(go())
+    args = [e for e in events if isinstance(e, ToolArgsChunk)]
+    assert json.loads("".join(a.text for a in args)) == {
+        "path": "notes.txt", "content": "current notes\n"}
+    assert provider.pulled == 1 + len(block.splitlines())  # the step, then the block only

@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
-from collections.abc import AsyncIterator, Callable, Mapping
+from collections.abc import AsyncGenerator, AsyncIterator, Callable, Mapping
 from typing import Protocol
 
 from totem.messages import Message, TextPart, Usage, new_id
@@ -120,13 +120,20 @@ async def text_steps(
     end = StreamEnd("stop")
     # the file's text streams through the run's call guard, which ends this generator
     # when the text degenerates into a loop; _tapped then closes the server's stream too
-    async for event in _tapped(provider.stream(follow), reply):
-        if isinstance(event, TextChunk):
-            yield event
-        elif isinstance(event, UsageReport):
-            usage.add(event.usage)
-        elif isinstance(event, StreamEnd):
-            end = event
+    tapped = _tapped(provider.stream(follow), reply)
+    try:
+        async for event in tapped:
+            if isinstance(event, TextChunk):
+                yield event
+                if ("`" in event.text or "~" in event.text) \
+                        and edit_format.finished("".join(reply), path):
+                    break  # all that will be taken is in: the server stops (aclose)
+            elif isinstance(event, UsageReport):
+                usage.add(event.usage)
+            elif isinstance(event, StreamEnd):
+                end = event
+    finally:
+        await tapped.aclose()
     read = edit_format.read_reply("".join(reply), path, complete=end.reason != "length")
     meta = {"step": step, "asked": asked}
     if isinstance(read, Unreadable):
@@ -161,7 +168,7 @@ def _args(events: list[StreamEvent]) -> dict[str, object]:
 
 
 async def _tapped(events: AsyncIterator[StreamEvent], into: list[str]
-                  ) -> AsyncIterator[StreamEvent]:
+                  ) -> AsyncGenerator[StreamEvent, None]:
     """`events`, their text also kept in `into` (the step as the model wrote it)."""
     try:
         async for event in events:
