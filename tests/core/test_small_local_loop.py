@@ -627,7 +627,7 @@ def test_a_file_the_plan_removes_is_not_written_and_an_answer_while_it_stays_goe
     # refused when the model picks the path: it is asked for no text (the next answer in
     # line is the answer step)
     write = _step(json.dumps({"tool": "write", "args": {"path": "old_notes.txt"}}))
-    events, bodies = _removal(tmp_path, [write])
+    events, bodies = _removal(tmp_path, [write], {"assist": {"removals": True}})
     root = tmp_path / "project"
     write = [e for e in _of(events, ToolEnd) if e.name == "write"]
     assert len(write) == 1 and write[0].is_error
@@ -645,10 +645,10 @@ def test_a_file_the_plan_removes_is_not_written_and_an_answer_while_it_stays_goe
     assert events[-1].reason == "finished"
 
 
-def test_with_the_removals_lever_off_the_write_of_a_removed_file_is_made(
+def test_by_default_the_removals_lever_is_off_and_the_write_of_a_removed_file_is_made(
         tmp_path: Path) -> None:
     write = _write("old_notes.txt", "draft ideas from 2026\n")
-    events, bodies = _removal(tmp_path, write, {"assist": {"removals": False}})
+    events, bodies = _removal(tmp_path, write)
     ends = [e for e in _of(events, ToolEnd) if e.name == "write"]
     assert ends[0].output.startswith("Overwrote old_notes.txt")
     assert "your plan says" not in json.dumps(bodies)
@@ -666,7 +666,8 @@ def test_a_file_the_plan_removes_but_the_model_writes_twice_is_written_and_kept(
     answers = [plan, GONE, pick, look, *_write("main.py", code), *_answer("Removed it.")]
     with LlamaLike(answers) as server:
         events = _run(tmp_path, server.base_url, "remove the unused import from main.py",
-                      files={"main.py": "import os\n" + code})
+                      files={"main.py": "import os\n" + code},
+                      options={"assist": {"removals": True}})
         bodies = server.bodies
     assert (tmp_path / "project" / "main.py").read_text() == code
     assert "and it is still there" not in json.dumps(bodies)  # changed in place: not sent back
@@ -682,7 +683,8 @@ def test_a_file_the_plan_removes_that_the_model_then_says_stays_is_written_at_on
                *_answer("Removed it.")]
     with LlamaLike(answers) as server:
         events = _run(tmp_path, server.base_url, "remove the unused import from main.py",
-                      files={"main.py": "import os\n" + code})
+                      files={"main.py": "import os\n" + code},
+                      options={"assist": {"removals": True}})
     assert (tmp_path / "project" / "main.py").read_text() == code
     assert not any("your plan says" in e.output for e in _of(events, ToolEnd))
     assert events[-1].reason == "finished"

@@ -45,7 +45,7 @@ from totem.events import Notice
 from totem.messages import Message, ToolPart
 from totem.run.assist import GO_ON, AheadCall, AssistedRun, StepHold
 from totem.smallmodel import answers
-from totem.smallmodel.levers import ALL_ON, Levers
+from totem.smallmodel.levers import DEFAULT_LEVERS, Levers
 from totem.smallmodel.plan import Plan, offered, parse_plan, plan_prompt, plan_schema
 from totem.smallmodel.project import (
     ProjectFile,
@@ -126,7 +126,7 @@ class SmallModelAssist:
     """One per run of a small local model (see the module doc)."""
 
     def __init__(self, run: AssistedRun, *, look_ahead: bool = True,
-                 levers: Levers = ALL_ON) -> None:
+                 levers: Levers = DEFAULT_LEVERS) -> None:
         self.run = run
         self.look_ahead = look_ahead
         self.levers = levers  # which helps are on (smallmodel/levers.py)

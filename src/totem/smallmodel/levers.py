@@ -2,8 +2,8 @@
 
 Issue 34's rule: measure each lever on its own, on both models, and remove one that does not
 pay. A provider's options (or a model's entry) take `assist: {NAME: false, ...}`; every help
-is on when not named. `read_ahead: false` (served.py) switches all the help before the first
-step off at once; these are finer.
+is on when not named but `removals`, which is off unless named true. `read_ahead: false`
+(served.py) switches all the help before the first step off at once; these are finer.
 """
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, fields
 
-__all__ = ["ALL_ON", "Levers", "levers_from"]
+__all__ = ["DEFAULT_LEVERS", "Levers", "levers_from"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -46,16 +46,21 @@ class Levers:
     # one is refused once (and the step after it may not write), and an answer while one
     # is still there is sent back once. The 1.5B wrote such a file over (made up, or
     # empty) instead of removing it, and wrote a renamed file without removing the old one
-    removals: bool = True
+    # OFF unless switched on: the 1.5B also names a file removed when a line is to be taken
+    # out of it ("remove the unused import from main.py"), says so again when asked about
+    # that file alone, and then, sent back with the file still there, ran `rm main.py` (2 of
+    # 4 wordings at 12460cc). A help that can steer a deletion the person never asked for
+    # is not on by default, whatever it gains (deletions 7/8 with it, 0/3 without)
+    removals: bool = False
 
 
-ALL_ON = Levers()
+DEFAULT_LEVERS = Levers()
 
 
 def levers_from(value: object) -> Levers:
-    """The levers an `assist` setting names (None: all on); ValueError says what is wrong."""
+    """The levers an `assist` setting names (None: the defaults); ValueError says what is wrong."""
     if value is None:
-        return ALL_ON
+        return DEFAULT_LEVERS
     names = [f.name for f in fields(Levers)]
     if not isinstance(value, Mapping):
         raise ValueError(f"`assist` must be a mapping of {', '.join(names)} to true or false, "

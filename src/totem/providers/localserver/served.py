@@ -14,7 +14,7 @@ from totem.providers.catalog.profiles import ModelProfile, profile_for_served
 from totem.providers.localserver.sampling import Sampling, sampling_for
 from totem.providers.localserver.serverinfo import ServerFacts, is_local, probe, probe_soon
 from totem.settings.config import ConfigError, ProviderConfig
-from totem.smallmodel.levers import ALL_ON, Levers, levers_from
+from totem.smallmodel.levers import DEFAULT_LEVERS, Levers, levers_from
 
 __all__ = ["ServedModel", "ask_soon", "served_model"]
 
@@ -25,7 +25,7 @@ class ServedModel:
     facts: ServerFacts | None  # what the server said; None: hosted, or it said nothing
     sampling: Sampling
     read_ahead: bool = False  # read the files a request concerns before the first step
-    levers: Levers = ALL_ON  # which helps of a small model's run are on
+    levers: Levers = DEFAULT_LEVERS  # which helps of a small model's run are on
 
 
 def _asked(pconf: ProviderConfig) -> bool:
