@@ -96,8 +96,8 @@ async def plan_of(served_url: str, model_id: str, root: Path, request_text: str,
     provider = make_provider(pconf)
     files, _ = text_files(root)
     paths = offered(files)
-    system, message = plan_prompt(paths, request_text)
-    schema = plan_schema(paths)
+    system, message = plan_prompt(paths, request_text, removed=True)  # the lever's field
+    schema = plan_schema(paths, removed=True)
     if kind_first:
         props = schema["properties"]
         schema["properties"] = {"kind": props["kind"],

@@ -34,7 +34,9 @@ def test_a_plan_names_only_real_files_and_new_files_inside_the_project(tmp_path:
     assert parse_plan("not json", tmp_path, paths) is None
     schema = plan_schema(paths)
     assert schema["properties"]["files"]["items"] == {"enum": ["a.py"]}
-    assert schema["properties"]["removed"]["items"] == {"enum": ["a.py"]}
+    assert "removed" not in schema["properties"]  # asked only with the removals lever on
+    assert plan_schema(paths, removed=True)["properties"]["removed"]["items"] == {
+        "enum": ["a.py"]}
     assert plan_schema([])["properties"]["files"]["maxItems"] == 0
 
 

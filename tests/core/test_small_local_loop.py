@@ -470,8 +470,7 @@ def test_the_parts_the_plan_names_are_put_back_before_the_model_works(tmp_path: 
         _run(tmp_path, server.base_url, "files? and what is it")
         bodies = server.bodies
     schema = bodies[0]["response_format"]["json_schema"]["schema"]
-    assert list(schema["properties"]) == [
-        "files", "new_files", "removed", "kind", "parts"]
+    assert list(schema["properties"]) == ["files", "new_files", "kind", "parts"]
     told = [m["content"] for m in bodies[1]["messages"] if m["role"] == "user"][-1]
     assert told.startswith("The request asks for 2 things.")
     assert "1. list the files\n2. say what the project does" in told

@@ -188,9 +188,10 @@ class SmallModelAssist:
 
     async def _ask_plan(self, files: list[ProjectFile], request: str) -> Plan | None:
         paths = offered(files)
-        system, message = plan_prompt(paths, request)
+        removed = self.levers.removals
+        system, message = plan_prompt(paths, request, removed=removed)
         try:
-            answer = await self.run.ask_schema(system, message, plan_schema(paths))
+            answer = await self.run.ask_schema(system, message, plan_schema(paths, removed=removed))
         except Exception as exc:  # a server that cannot answer it: the run goes on without
             from totem.providers.base import ProviderError
 

@@ -57,32 +57,38 @@ def offered(files: Sequence[ProjectFile]) -> list[str]:
     return paths[:MAX_ENUM_FILES]
 
 
-def plan_schema(paths: Sequence[str]) -> dict[str, Any]:
+def plan_schema(paths: Sequence[str], *, removed: bool = False) -> dict[str, Any]:
+    """The plan's schema; with `removed` (the `removals` lever on) it asks for that field."""
     files: dict[str, Any] = {"type": "array", "maxItems": MAX_PLAN_FILES}
     if paths:
         files["items"] = {"enum": list(paths)}
     else:
         files["maxItems"] = 0
-    return {
-        "type": "object",
-        "properties": {
-            "files": files,
-            "new_files": {"type": "array", "items": {"type": "string"}, "maxItems": 2},
-            "removed": {**files},
-            "kind": {"enum": ["question", "change"]},
-            "parts": {"type": "array", "maxItems": MAX_PARTS,
-                      "items": {"type": "string", "minLength": 1, "maxLength": MAX_PART_CHARS}},
-        },
-        "required": ["files", "new_files", "removed", "kind", "parts"],
-        "additionalProperties": False,
+    properties: dict[str, Any] = {
+        "files": files,
+        "new_files": {"type": "array", "items": {"type": "string"}, "maxItems": 2},
+        "removed": {**files},
+        "kind": {"enum": ["question", "change"]},
+        "parts": {"type": "array", "maxItems": MAX_PARTS,
+                  "items": {"type": "string", "minLength": 1, "maxLength": MAX_PART_CHARS}},
     }
+    if not removed:
+        del properties["removed"]
+    return {"type": "object", "properties": properties, "required": list(properties),
+            "additionalProperties": False}
 
 
-def plan_prompt(paths: Sequence[str], request: str) -> tuple[str, str]:
-    """The plan step's system prompt and message."""
+def plan_prompt(paths: Sequence[str], request: str, *, removed: bool = False
+                ) -> tuple[str, str]:
+    """The plan step's system prompt and message (`removed`: as `plan_schema`)."""
     listing = "\n".join(f"- {p}" for p in paths) or "(no files yet)"
-    message = text("plan_request").replace("{files}", listing).replace("{request}", request)
-    return text("plan"), message
+    fields = ('"files", "new_files", "removed", "kind" and "parts"' if removed
+              else '"files", "new_files", "kind" and "parts"')
+    message = (text("plan_request").replace("{files}", listing)
+               .replace("{request}", request).replace("{fields}", fields))
+    system = "\n".join(line for line in text("plan").splitlines()
+                       if removed or not line.startswith('- "removed"'))
+    return system, message
 
 
 def parse_plan(answer: str, root: Path, paths: Sequence[str]) -> Plan | None:
