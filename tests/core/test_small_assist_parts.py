@@ -93,6 +93,25 @@ def test_degenerate_text_is_one_short_piece_or_one_line_again_and_again() -> Non
     assert not degenerate("=" * 120 + "\n" + " ".join(f"word{i}" for i in range(100)))
 
 
+def test_degenerate_text_is_also_one_block_of_lines_again_and_again() -> None:
+    # the 1.5B's acronym.py: one replace per punctuation mark, the marks again and again
+    marks = "-/=<>?!:;'([]{}|~^&*+"
+    cycle = "".join(f'    words = words.replace("{m}", " ")\n' for m in marks)
+    head = "acronym.py\n```python\ndef abbreviate(words):\n"
+    assert not degenerate(head + cycle)
+    assert not degenerate(head + cycle * 2)
+    assert degenerate(head + cycle * 3 + '    words = words.rep')
+    assert degenerate('{"content": "' + cycle.replace("\n", "\\n") * 4)
+    # real code that repeats itself a little: a few alike blocks, a table, a test file
+    alike = "def f():\n    return 1\n\n\n" * 6
+    assert not degenerate(alike)
+    table = "".join(f"    ({i}, {i * i}),\n" for i in range(80))
+    assert not degenerate("CASES = [\n" + table)
+    tests = "".join(f"    def test_{i}(self):\n        self.assertEqual(f({i}), {i})\n\n"
+                    for i in range(30))
+    assert not degenerate("class T(unittest.TestCase):\n" + tests)
+
+
 async def _stream(events: list[StreamEvent]):  # type: ignore[no-untyped-def]
     for event in events:
         yield event

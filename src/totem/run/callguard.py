@@ -12,8 +12,10 @@ stream through and, for the calls in it:
 - keeps at most `max_calls` calls; the others are dropped and counted (`guard.dropped`);
 - ends an answer that has become degenerate (`guard.degenerate`): its text or a call's
   arguments ending in one short piece repeated hundreds of times (2,048 tokens of tab
-  characters in an edit's new_string, 183 s on a CPU) or in the same line again and again.
-  The call it was writing is dropped.
+  characters in an edit's new_string, 183 s on a CPU), in the same line again and again, or
+  in the same block of lines again and again (the 1.5B, writing acronym.py, cycled through
+  23 lines of `words = words.replace("-", " ")` for every punctuation mark until its 2,048
+  tokens ran out, twice in one try). The call it was writing is dropped.
 
 Every other event passes at once. The caller tells the model what was dropped.
 """
@@ -39,22 +41,38 @@ REPEATS_TO_STOP = 3
 RUN_CHARS = 400  # one piece of up to MAX_UNIT characters filling this many at the end
 MAX_UNIT = 8
 SAME_LINES = 30  # the same line this many times in a row at the end
+BLOCK_LINES = 60  # the longest block of lines looked for repeated at the end
+BLOCK_COPIES = 3  # a block of lines this many times in a row (SAME_LINES lines at least)
 LOOK_EVERY = 256  # characters between two looks
 
 
 def degenerate(text: str) -> bool:
-    """Whether `text` ends in one short piece repeated to fill RUN_CHARS characters, or in
-    the same line SAME_LINES times (lines as written, or as `\\n` inside JSON)."""
+    """Whether `text` ends in one short piece repeated to fill RUN_CHARS characters, in the
+    same line SAME_LINES times, or in one block of lines repeated (lines as written, or as
+    `\\n` inside JSON)."""
     if len(text) >= RUN_CHARS:
         tail = text[-RUN_CHARS:]
         for size in range(1, MAX_UNIT + 1):
             unit = tail[-size:]
             if unit * (RUN_CHARS // size) == tail[RUN_CHARS % size:]:
                 return True
-    lines = text.replace("\\n", "\n").split("\n")
-    if len(lines) > SAME_LINES:
-        last = lines[-SAME_LINES - 1:-1]  # the line being written may be unfinished
-        return len(set(last)) == 1
+    lines = text.replace("\\n", "\n").split("\n")[:-1]  # the last may be unfinished
+    if len(lines) >= SAME_LINES and len(set(lines[-SAME_LINES:])) == 1:
+        return True
+    return _repeated_block(lines)
+
+
+def _repeated_block(lines: list[str]) -> bool:
+    """Whether `lines` end in one block of 2 to BLOCK_LINES lines written BLOCK_COPIES times
+    in a row or more, SAME_LINES lines in all at least. Code that repeats a short block
+    (two functions alike) stays far from that."""
+    for size in range(2, BLOCK_LINES + 1):
+        copies = max(BLOCK_COPIES, -(-SAME_LINES // size))
+        if size * copies > len(lines):
+            continue
+        block = lines[-size:]
+        if all(lines[-(k + 1) * size:-k * size] == block for k in range(1, copies)):
+            return True
     return False
 
 
