@@ -8,7 +8,8 @@ import json
 from pathlib import Path
 
 from totem.providers.base import StreamEnd, StreamEvent, TextChunk, ToolArgsChunk, ToolCallBegin
-from totem.run.callguard import CallGuard, degenerate, guard_calls
+from totem.repeats import degenerate
+from totem.run.callguard import CallGuard, guard_calls
 from totem.smallmodel.plan import parse_plan, plan_schema
 from totem.smallmodel.project import (
     ProjectFile,

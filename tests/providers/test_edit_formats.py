@@ -9,7 +9,14 @@ from collections.abc import AsyncIterator
 import pytest
 
 from totem.messages import Message, TextPart, new_id
-from totem.providers.base import ModelRequest, StreamEnd, StreamEvent, TextChunk, ToolArgsChunk
+from totem.providers.base import (
+    ModelRequest,
+    StreamEnd,
+    StreamEvent,
+    TextChunk,
+    ToolArgsChunk,
+    ToolCallBegin,
+)
 from totem.providers.localserver.edit_formats import (
     WHOLE_FILE_LINES,
     Call,
@@ -19,6 +26,7 @@ from totem.providers.localserver.edit_formats import (
     format_for,
 )
 from totem.providers.localserver.textsteps import text_steps
+from totem.run.callguard import CallGuard, guard_calls
 
 CODE = "def add(a, b):\n    return a + b\n"
 
@@ -171,3 +179,26 @@ def test_the_text_of_a_write_stops_streaming_after_its_block() -> None:
     assert json.loads("".join(a.text for a in args)) == {
         "path": "notes.txt", "content": "current notes\n"}
     assert provider.pulled == 1 + len(block.splitlines())  # the step, then the block only
+
+
+def test_a_write_whose_text_loops_is_stopped_and_ends_as_a_call_that_says_why() -> None:
+    marks = "-/=<>?!:;'([]{}|~^&*+"
+    cycle = "".join(f'    words = words.replace("{m}", " ")\n' for m in marks)
+    text = "acronym.py\n```python\ndef abbreviate(words):\n" + cycle * 20
+    provider = Pulled('{"tool": "write", "args": {"path": "acronym.py"}}', text)
+    request = ModelRequest(model="m", system="s", messages=[
+        Message(new_id("msg"), "ses", "user", [TextPart("implement acronym.py")])])
+
+    async def go() -> list[StreamEvent]:
+        # through the run's call guard, as in a run: the write must come out as a call
+        stream = text_steps(provider, request, engine="llamacpp", answer_now=False,
+                            file_lines=lambda p: 2)
+        return [e async for e in guard_calls(stream, CallGuard(max_calls=8))]
+
+    events = asyncio.run(go())
+    begins = [e for e in events if isinstance(e, ToolCallBegin)]
+    assert [b.name for b in begins] == ["write"]
+    assert "repeating the same lines" in (begins[0].meta or {}).get("unreadable", "")
+    args = json.loads("".join(e.text for e in events if isinstance(e, ToolArgsChunk)))
+    assert args == {"path": "acronym.py"}  # nothing to write
+    assert provider.pulled < 1 + 3 + len(marks) * 4  # stopped within its fourth copy

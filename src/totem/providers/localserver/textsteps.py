@@ -15,7 +15,9 @@ The second request is the first one with the step and the question added at its 
 server's prompt cache serves all of it but those few lines. The calls carry how they were
 asked (`ToolCallBegin.meta`: "step", "asked"), and stepmode writes them back into the
 history the same way. A reply that starts repeating itself is cut as it streams (answers:
-`stepmode.loop_cut`; files: the run's call guard, `run/callguard.degenerate`).
+`stepmode.loop_cut`; files: `repeats.degenerate`, looked at here before each piece of the
+text passes on, so that the write ends as a call whose result says why nothing was written
+and the loop is not shown to the model again).
 """
 
 from __future__ import annotations
@@ -47,6 +49,7 @@ from totem.providers.localserver.stepmode import (
     reply_text,
     step_events,
 )
+from totem.repeats import degenerate
 
 __all__ = ["text_steps"]
 
@@ -118,12 +121,17 @@ async def text_steps(
     follow = _free(_then(stepped, step, asked), engine, answer=False)
     reply: list[str] = []
     end = StreamEnd("stop")
-    # the file's text streams through the run's call guard, which ends this generator
-    # when the text degenerates into a loop; _tapped then closes the server's stream too
+    looped = False
+    # a loop is looked for here, in the whole text at each piece, before the run's call
+    # guard sees that piece (in a tail of the text, now and then): the guard would end the
+    # answer with no call, and the loop would be shown to the model again
     tapped = _tapped(provider.stream(follow), reply)
     try:
         async for event in tapped:
             if isinstance(event, TextChunk):
+                looped = degenerate("".join(reply))
+                if looped:
+                    break  # the server stops (aclose)
                 yield event
                 if ("`" in event.text or "~" in event.text) \
                         and edit_format.finished("".join(reply), path):
@@ -135,6 +143,11 @@ async def text_steps(
     finally:
         await tapped.aclose()
     read = edit_format.read_reply("".join(reply), path, complete=end.reason != "length")
+    if looped:
+        read = Unreadable(
+            f"Nothing was written: the text of {path} began repeating the same lines again "
+            "and again, and was stopped. Write it again without repeated lines: where many "
+            "lines differ only in one value, loop over those values instead.")
     meta = {"step": step, "asked": asked}
     if isinstance(read, Unreadable):
         events = _calls([], "write", {"path": path}, {**meta, "unreadable": read.reason})
