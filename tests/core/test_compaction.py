@@ -147,3 +147,21 @@ def test_a_summary_never_stands_for_the_request_being_worked_on() -> None:
     assert [p.text for p in plan.messages[0].parts if isinstance(p, TextPart)] == [
         "Summary of the earlier part of this conversation:\n\nRead a.py twice."]
     assert latest_request(plan.messages) == "Now add a test."
+
+
+def test_a_text_no_change_could_be_read_from_is_not_counted_as_sent() -> None:
+    # the 1.5B's acronym.py, looping until its token limit: the text is kept in the history
+    # (the person saw it) but not sent again, so it must not make the run summarize
+    loop = 'words = words.replace("-", " ")\n' * 250
+    step = '{"tool": "write", "args": {"path": "acronym.py"}}'
+    why = "Nothing was written: the reply was cut off before the end of acronym.py's block."
+    unread = _message(1, "assistant", TextPart(loop), ToolPart(
+        call_id="c", name="write", input={"path": "acronym.py"}, raw_input='{"path": "x"}',
+        state="error", output=why, from_text=True, meta={"step": step, "unreadable": why}))
+    read = _message(2, "assistant", TextPart(loop), ToolPart(
+        call_id="d", name="write", input={"path": "acronym.py", "content": loop},
+        raw_input='{"path": "acronym.py", "content": "..."}' + "x" * len(loop),
+        state="completed", output="Wrote acronym.py.", from_text=True, meta={"step": step}))
+    assert estimate("", [unread], []) < 100
+    # a change read from the text is sent as that text, once, not again as the call's input
+    assert len(loop) // 4 <= estimate("", [read], []) < len(loop) // 4 + 100

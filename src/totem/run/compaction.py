@@ -59,8 +59,21 @@ def _part_chars(part: Part) -> int:
         return len(part.text) + len(part.signature or "") + len(part.redacted_data or "")
     if isinstance(part, ToolPart):
         images = len(part.images) * IMAGE_TOKENS * CHARS_PER_TOKEN
-        return len(part.name) + len(part.raw_input) + len(part.output) + 40 + images
+        given = 0 if part.from_text else len(part.raw_input)  # read from the text: sent in it
+        return len(part.name) + given + len(part.output) + 40 + images
     return 0  # notices and summary records are never sent
+
+
+def _message_chars(message: Message) -> int:
+    """What `message` costs when sent. A text that no change could be read from (cut at
+    the answer's limit, looping: the call's meta says "unreadable") is not sent again, only
+    the step that chose it (localserver/stepmode.py): counted, two such texts of the 1.5B,
+    16,600 characters of a loop, made the run summarize an 8k window at 4,600 real tokens,
+    a full prompt of the CPU's time (~80 s) for a summary and ~80 s more after it."""
+    unread = any(isinstance(p, ToolPart) and p.from_text and (p.meta or {}).get("unreadable")
+                 for p in message.parts)
+    return sum(_part_chars(p) for p in message.parts
+               if not (unread and isinstance(p, TextPart)))
 
 
 _SPEC_CHARS: dict[int, tuple[Sequence[ToolSpec], int]] = {}
@@ -82,7 +95,7 @@ def _spec_chars(specs: Sequence[ToolSpec]) -> int:
 
 def estimate(system: str, messages: Sequence[Message], specs: Sequence[ToolSpec]) -> int:
     """Tokens of a request, estimated as characters / 4."""
-    chars = len(system) + sum(_part_chars(p) for m in messages for p in m.parts)
+    chars = len(system) + sum(_message_chars(m) for m in messages)
     chars += 16 * len(messages) + _spec_chars(specs)
     return chars // CHARS_PER_TOKEN
 
