@@ -339,6 +339,10 @@ def test_after_a_change_the_project_s_tests_run_and_their_failure_goes_back(
     assert refused, [e.output for e in ends]
     assert (tmp_path / "project" / "slug.py").read_text() == fixed
     assert events[-1].reason == "finished"
+    # once the fix makes them pass, run soon, the model is told so before its next step
+    told = "\n".join(m["content"] for m in bodies[-1]["messages"][-3:] if m["role"] == "user")
+    assert ("After your change, the project's tests pass." in told) is soon
+    assert ("1 passed" in told) is soon
 
 
 def test_a_long_planned_file_keeps_edit_on_offer(tmp_path: Path) -> None:

@@ -143,6 +143,9 @@ class SmallModelAssist:
         # the tests ran ahead and passed, and nothing was changed since: a write of a file's
         # own text is then the model's "nothing to change", not a copy to take back
         self.passing = False
+        # the last lines of the tests' run after a change, when they passed, and its command
+        self.passed_output: str | None = None
+        self.passed_command = ""
         self.as_is = False  # ... and the model wrote a file as it is: no change to ask for
         self.test_command: str | None = None
         self.whole_files = False  # the change is made with whole-file writes (no edit)
@@ -486,7 +489,14 @@ class SmallModelAssist:
             self._retract_copy(parts, copies)
         if changed and not self._tell_lost_names(changed) and self.levers.tests_soon \
                 and self.levers.tests_after and self._planned_all_changed():
-            await self._tests_fail(self.run.request_text())
+            request = self.run.request_text()
+            if not await self._tests_fail(request) and self.passed_output is not None:
+                # said, not only shown as the result of a call of totem's own: told nothing,
+                # the 1.5B went on after "6 passed" to write the test file its plan named
+                # (Exercism diffie-hellman), then answered with the instructions, at 300 s
+                self.run.synthetic_user(
+                    text("tests_pass").replace("{command}", self.passed_command)
+                    .replace("{output}", self.passed_output).replace("{request}", request))
 
     def _looked_again(self, parts: Sequence[ToolPart]) -> bool:
         """Whether one of the model's calls of this step read, listed or searched just what
@@ -655,9 +665,13 @@ class SmallModelAssist:
         if command is None:
             return False
         self.test_runs += 1
+        self.passed_output = None
         [part] = await run.make_calls([AheadCall("bash", {"command": _bounded(command)})])
         self.own.add(part.call_id)
         output = part.output or ""
+        if part.state == "completed" and "Exit code: 0" in output:
+            lines = [line for line in output.splitlines()[:-1] if line.strip()]
+            self.passed_output, self.passed_command = "\n".join(lines[-3:]), command
         if part.state == "completed" or "No module named pytest" in output \
                 or "Exit code:" not in output:
             return False
