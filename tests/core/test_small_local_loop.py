@@ -379,7 +379,8 @@ def test_a_change_that_drops_a_name_the_tests_import_is_told_to_the_model(
         bodies = server.bodies
     told = [m["content"] for m in bodies[3]["messages"] if m["role"] == "user"][-1]
     assert "acronym_test.py imports abbreviate from acronym.py" in told
-    assert "If the request did not ask to rename or remove these" in told
+    assert "If the request did not ask to rename or remove these, write acronym.py again" \
+        in told
     later = [m["content"] for m in bodies[5]["messages"] if m["role"] == "user"][-1]
     assert "no longer defines" not in later  # the fixed file defines it again
     assert (tmp_path / "project" / "acronym.py").read_text() == fixed

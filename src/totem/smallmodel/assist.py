@@ -569,7 +569,11 @@ class SmallModelAssist:
                               "defines." for path, user, name in lost[:6])
             self.run.emit(Notice("The change removed names other files import; telling the "
                                  "model."))
-            self.run.synthetic_user(text("lost_names").replace("{lines}", lines))
+            # the file to write again is named: told only "keep them", the 1.5B wrote the
+            # test file that imports them instead (Exercism dnd-character), in a loop
+            paths = ", ".join(dict.fromkeys(path for path, _, _ in lost))
+            self.run.synthetic_user(text("lost_names").replace("{lines}", lines)
+                                    .replace("{paths}", paths))
         return bool(lost)
 
     # after an answer ------------------------------------------------------------------------
