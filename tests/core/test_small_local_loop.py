@@ -899,3 +899,48 @@ def test_a_wrong_assist_setting_is_a_clear_error(assist: object, said: str) -> N
     with pytest.raises(ConfigError, match="provider 'local', model 'm'") as caught:
         served_model(pconf, "m")
     assert said in str(caught.value)
+
+
+def test_the_plan_is_asked_after_the_conversation_so_the_next_step_begins_as_it_did(
+        tmp_path: Path) -> None:
+    # llama-server keeps one prompt: a plan asked with a prompt of its own made the first
+    # step of every turn read the whole conversation again (on a CPU, ~40 tokens a second)
+    root = tmp_path / "project"
+    root.mkdir()
+    (root / "README.md").write_text("# Marmalade\n\nA tiny jam-making library.\n")
+    answers = [_plan("change", "README.md"),
+               *_write("README.md", "# Marmalade\n\nA tiny marmalade-making library.\n"),
+               *_answer("It says Marmalade."),
+               _plan("change", "README.md"),
+               *_write("README.md", "# Jam\n\nA tiny marmalade-making library.\n"),
+               *_answer("It says Jam.")]
+    pconf = ProviderConfig("local", "openai", options={}, models={})
+    with LlamaLike(answers) as server:
+        config = Config(model="local/local", providers={"local": dataclasses.replace(
+            pconf, base_url=server.base_url)})
+        store = SqliteStore(tmp_path / "store.db")
+
+        async def go() -> None:
+            service = SessionService(root, mode="yes", config=config, store=store)
+            try:
+                session = service.open()
+                for text in ("The README should say marmalade", "Now call it Jam"):
+                    [e async for e in service.run(session, text, abort=AbortSignal())]
+            finally:
+                await service.aclose()
+
+        try:
+            asyncio.run(go())
+        finally:
+            store.close()
+        bodies = server.bodies
+    assert (root / "README.md").read_text() == "# Jam\n\nA tiny marmalade-making library.\n"
+    for plan, step in ((bodies[0], bodies[1]), (bodies[5], bodies[6])):
+        asked = plan["messages"]
+        assert asked[:-1] == step["messages"][:len(asked) - 1]  # the same system, the history
+        assert asked[-1]["role"] == "user" and '"kind"' in asked[-1]["content"]
+        assert list(plan["response_format"]["json_schema"]["schema"]["properties"]) == [
+            "files", "new_files", "kind", "parts"]
+    # the second turn's plan comes after the first turn's messages, its reply among them
+    assert "It says Marmalade." in json.dumps(bodies[5]["messages"])
+    assert "Now call it Jam" in bodies[5]["messages"][-1]["content"]
