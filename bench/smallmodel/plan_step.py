@@ -29,7 +29,6 @@ import tempfile
 import time
 from dataclasses import replace
 from pathlib import Path
-from typing import Any
 
 REPO = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO))
@@ -41,14 +40,11 @@ from bench.smallmodel.server import ModelServer, model_paths  # noqa: E402
 from totem.messages import Message, TextPart, new_id  # noqa: E402
 from totem.providers.base import ModelRequest, TextChunk  # noqa: E402
 from totem.providers.localserver.served import served_model  # noqa: E402
-from totem.providers.localserver.stepmode import question_after, step_request  # noqa: E402
+from totem.providers.localserver.stepmode import schema_option  # noqa: E402
 from totem.providers.registry import make_provider  # noqa: E402
 from totem.settings.config import ProviderConfig  # noqa: E402
 from totem.smallmodel.plan import Plan, offered, parse_plan, plan_prompt, plan_schema  # noqa: E402
 from totem.smallmodel.project import named_files, text_files  # noqa: E402
-from totem.smallmodel.surface import small_specs, small_system_prompt, small_tools  # noqa: E402
-from totem.tools.base import tool_spec  # noqa: E402
-from totem.tools.registry import builtin_tools  # noqa: E402
 
 
 def _arguments() -> argparse.Namespace:
@@ -91,23 +87,6 @@ def expected_removed(task: Task, wording: str) -> set[str]:
         return {p for p in task.files if not (root / p).exists()}
 
 
-def plan_request(model_id: str, root: Path, request_text: str, schema: dict[str, Any],
-                 paths: list[str], *, engine: str | None, max_tokens: int | None,
-                 temperature: float | None) -> ModelRequest:
-    """The plan request a run's first turn sends: the small model's system prompt and tools
-    and the person's request, in step form, then the plan's question after them
-    (`AssistedRun.ask_after`)."""
-    specs = small_specs([tool_spec(t) for t in small_tools(builtin_tools())])
-    conversation = ModelRequest(
-        model=model_id, system=small_system_prompt(root),
-        messages=[Message(new_id("msg"), "ses_bench", "user", [TextPart(request_text)])],
-        tools=specs, max_tokens=max_tokens, temperature=temperature,
-    )
-    return question_after(step_request(conversation, engine=engine),
-                          plan_prompt(paths, request_text, removed=True), schema,
-                          engine=engine)
-
-
 async def plan_of(served_url: str, model_id: str, root: Path, request_text: str, *,
                   kind_first: bool = False) -> tuple[str, Plan | None]:
     """(the raw answer, the checked plan) of the plan request a run sends for `request_text`
@@ -117,15 +96,19 @@ async def plan_of(served_url: str, model_id: str, root: Path, request_text: str,
     provider = make_provider(pconf)
     files, _ = text_files(root)
     paths = offered(files)
-    schema = plan_schema(paths, removed=True)  # the lever's field
+    system, message = plan_prompt(paths, request_text, removed=True)  # the lever's field
+    schema = plan_schema(paths, removed=True)
     if kind_first:
         props = schema["properties"]
         schema["properties"] = {"kind": props["kind"],
                                 **{k: v for k, v in props.items() if k != "kind"}}
         schema["required"] = list(schema["properties"])
-    request = plan_request(model_id, root, request_text, schema, paths,
-                           engine=served.sampling.engine, max_tokens=served.sampling.max_tokens,
-                           temperature=served.sampling.temperature)
+    request = ModelRequest(
+        model=model_id, system=system,
+        messages=[Message(new_id("msg"), "ses_bench", "user", [TextPart(message)])],
+        max_tokens=served.sampling.max_tokens, temperature=served.sampling.temperature,
+        options=schema_option(served.sampling.engine, schema),
+    )
     answer = "".join([e.text async for e in provider.stream(request)
                       if isinstance(e, TextChunk)])
     return answer, parse_plan(answer.strip(), root, paths)

@@ -118,9 +118,7 @@ class AssistedRun(Protocol):
 
     async def make_calls(self, calls: Sequence[AheadCall]) -> list[ToolPart]: ...
 
-    # a question asked after the conversation, in the form the next step is sent (its
-    # prompt is the next step's, so the server's prompt cache holds), answered to `schema`
-    async def ask_after(self, text: str, schema: dict[str, Any]) -> str: ...
+    async def ask_schema(self, system: str, text: str, schema: dict[str, Any]) -> str: ...
 
 
 class RunAssist(Protocol):

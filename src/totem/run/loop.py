@@ -53,7 +53,7 @@ from totem.providers.base import (
     UsageReport,
 )
 from totem.providers.catalog.catalogue import cost
-from totem.providers.localserver.stepmode import question_after, step_request
+from totem.providers.localserver.stepmode import schema_option, step_request
 from totem.providers.localserver.textsteps import text_steps
 from totem.providers.transport.overflow import context_overflow, window_in_error
 from totem.providers.transport.retry import stream_with_retry
@@ -242,25 +242,15 @@ class Run:
         await self.runner.execute(message, parts)
         return parts
 
-    async def ask_after(self, text: str, schema: dict[str, Any]) -> str:
-        """A question about the conversation, asked after it: the request the next step
-        sends (its system prompt, tools and history, in the form they are sent), with
-        `text` as one more user message and the answer held to `schema`; the text of the
-        answer. Nothing is stored; its tokens count for the run. The next step's prompt
-        begins as this one does, so the server's prompt cache holds: asked with a prompt
-        of its own, the plan made llama-server (one slot) read the whole conversation again
-        at every turn's first step (the second try of an Exercism exercise: 4,905 tokens,
-        78 s on two cores)."""
-        sampling = self.agent.sampling
-        request = self._request(await self._derive(self.specs), self.specs)
-        if sampling.constrained and request.tools:
-            request = step_request(request, engine=sampling.engine,
-                                   plan=self.agent.mode == "plan")
-        return await self._answer_of(question_after(request, text, schema,
-                                                    engine=sampling.engine))
-
-    async def _answer_of(self, request: ModelRequest) -> str:
-        """The text of the answer to `request`, outside the conversation (not stored)."""
+    async def ask_schema(self, system: str, text: str, schema: dict[str, Any]) -> str:
+        """One request outside the conversation, its answer held to `schema` (where the
+        server constrains output): the text of the answer. Its tokens count for the run."""
+        request = ModelRequest(
+            model=self.agent.model, system=system,
+            messages=[Message(new_id("msg"), self.session_id, "user", [TextPart(text)])],
+            max_tokens=self.agent.sampling.max_tokens, temperature=self.agent.sampling.temperature,
+            options=schema_option(self.agent.sampling.engine, schema),
+        )
         answer: list[str] = []
         usage = Usage()
         async for event in stream_with_retry(

@@ -192,9 +192,9 @@ class SmallModelAssist:
     async def _ask_plan(self, files: list[ProjectFile], request: str) -> Plan | None:
         paths = offered(files)
         removed = self.levers.removals
-        message = plan_prompt(paths, request, removed=removed)
+        system, message = plan_prompt(paths, request, removed=removed)
         try:
-            answer = await self.run.ask_after(message, plan_schema(paths, removed=removed))
+            answer = await self.run.ask_schema(system, message, plan_schema(paths, removed=removed))
         except Exception as exc:  # a server that cannot answer it: the run goes on without
             from totem.providers.base import ProviderError
 
@@ -214,7 +214,7 @@ class SmallModelAssist:
         for path in paths:
             message = text("gone_request").replace("{request}", request).replace("{path}", path)
             try:
-                said = await self.run.ask_after(f"{text('gone')}\n\n{message}", GONE_SCHEMA)
+                said = await self.run.ask_schema(text("gone"), message, GONE_SCHEMA)
                 answer = json.loads(said.strip())
             except (ProviderError, ValueError):
                 continue  # not confirmed: the file is not held as removed

@@ -78,17 +78,17 @@ def plan_schema(paths: Sequence[str], *, removed: bool = False) -> dict[str, Any
             "additionalProperties": False}
 
 
-def plan_prompt(paths: Sequence[str], request: str, *, removed: bool = False) -> str:
-    """The plan step's question (`removed`: as `plan_schema`), asked after the conversation
-    (`AssistedRun.ask_after`): its instructions, the files and the request again."""
+def plan_prompt(paths: Sequence[str], request: str, *, removed: bool = False
+                ) -> tuple[str, str]:
+    """The plan step's system prompt and message (`removed`: as `plan_schema`)."""
     listing = "\n".join(f"- {p}" for p in paths) or "(no files yet)"
     fields = ('"files", "new_files", "removed", "kind" and "parts"' if removed
               else '"files", "new_files", "kind" and "parts"')
     message = (text("plan_request").replace("{files}", listing)
                .replace("{request}", request).replace("{fields}", fields))
-    rules = "\n".join(line for line in text("plan").splitlines()
-                      if removed or not line.startswith('- "removed"'))
-    return f"{rules}\n\n{message}"
+    system = "\n".join(line for line in text("plan").splitlines()
+                       if removed or not line.startswith('- "removed"'))
+    return system, message
 
 
 def parse_plan(answer: str, root: Path, paths: Sequence[str]) -> Plan | None:

@@ -43,8 +43,8 @@ from totem.providers.base import (
 from totem.providers.localserver.sampling import LLAMACPP_ANSWER_SAMPLERS
 
 __all__ = [
-    "ANSWER", "CHANGING", "actions", "args_schema", "loop_cut", "question_after", "reply_text",
-    "schema_option", "step_args", "step_events", "step_request", "step_schema",
+    "ANSWER", "CHANGING", "actions", "args_schema", "loop_cut", "reply_text", "schema_option",
+    "step_args", "step_events", "step_request", "step_schema",
 ]
 
 Json = dict[str, Any]
@@ -348,21 +348,6 @@ def step_request(
         tools=[],
         options={**request.options, **option},
     )
-
-
-def question_after(request: ModelRequest, text: str, schema: Json, *, engine: str | None
-                   ) -> ModelRequest:
-    """`request` (a step's, in the form it is sent) with `text` as one more user message
-    and its answer held to `schema`: a question about the conversation asked after it. The
-    prompt begins as the step's does, so a server that keeps the prompt it last read (one
-    slot on llama-server) reads only the question, and the step after it only what follows
-    the history."""
-    session = request.messages[-1].session_id if request.messages else ""
-    asked = Message(new_id("msg"), session, "user", [TextPart(text, synthetic=True)])
-    options = {k: v for k, v in request.options.items()
-               if k not in ("response_format", "format")}
-    return dataclasses.replace(request, messages=[*request.messages, asked], tools=[],
-                               options={**options, **schema_option(engine, schema)})
 
 
 def schema_option(engine: str | None, schema: Json) -> Json:
