@@ -9,14 +9,17 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+from pydantic import BaseModel
+
 from tests.support.loop_agents import EchoTool, make_agent
-from totem.abort import AbortSignal
+from totem.abort import Aborted, AbortSignal
 from totem.events import AgentEvent, Event, RunFinished, RunStarted, TextDelta, ToolEnd
 from totem.messages import ToolPart
 from totem.providers.base import ModelRequest
 from totem.run.loop import Agent, run_events
 from totem.run.subagents import SubagentRunner
 from totem.testing.scripted import FunctionProvider, Turn, call, reply
+from totem.tools.base import ToolContext, ToolResult
 from totem.tools.bash import Bash
 from totem.tools.task import Task
 
@@ -193,3 +196,60 @@ def test_abort_during_sub_agents_leaves_no_process_and_no_running_agent(tmp_path
             for part in message.parts:
                 if isinstance(part, ToolPart):
                     assert part.state in ("completed", "error"), (info.title, part)
+
+
+@dataclass
+class Trip:
+    """A read-only tool that aborts the run and raises at once, as a tool that sees the abort
+    first does: its exception reaches the group before the run's own cancellation."""
+
+    name = "trip"
+    description = "Abort."
+    read_only = True
+
+    class Input(BaseModel):
+        pass
+
+    async def run(self, args: Input, ctx: ToolContext) -> ToolResult:
+        asyncio.get_running_loop().call_soon(ctx.abort.abort, "stop")
+        raise Aborted("stop")
+
+
+@dataclass
+class Slow:
+    """A read-only tool that only ends when it is cancelled; says so in `ended`."""
+
+    ended: list[str]
+    name = "slow"
+    description = "Wait."
+    read_only = True
+
+    class Input(BaseModel):
+        pass
+
+    async def run(self, args: Input, ctx: ToolContext) -> ToolResult:
+        try:
+            await asyncio.sleep(30)
+        finally:
+            self.ended.append("slow")
+        return ToolResult("late")
+
+
+def test_a_call_that_aborts_ends_its_siblings_before_the_run_finishes(tmp_path: Path) -> None:
+    ended: list[str] = []
+
+    def model(request: ModelRequest, index: int) -> Turn:
+        return call(("slow", {}), ("trip", {})) if index == 0 else reply("never")
+
+    agent = make_agent(tmp_path, FunctionProvider(model), tools=[Slow(ended), Trip()])
+    seen_at_finish: list[list[str]] = []
+
+    def watch(event: Event, signal: AbortSignal) -> None:
+        if isinstance(event, RunFinished):
+            seen_at_finish.append(list(ended))
+
+    events = collect(agent, "go", on_event=watch)
+    assert isinstance(events[-1], RunFinished) and events[-1].reason == "aborted"
+    assert seen_at_finish == [["slow"]], "the slow call was still running when the run ended"
+    slow_end = [e for e in events if isinstance(e, ToolEnd) and e.name == "slow"]
+    assert len(slow_end) == 1 and slow_end[0].is_error

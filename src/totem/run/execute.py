@@ -137,7 +137,16 @@ class ToolRunner:
             async with limit:
                 await self._call(message, part)
 
-        await asyncio.gather(*(bounded(p) for p in group))
+        # one call's exception (an abort seen first by one of them) ends the group only after
+        # its siblings are cancelled and finished: none may run, or report, after the run ends
+        running = [asyncio.ensure_future(bounded(p)) for p in group]
+        try:
+            await asyncio.gather(*running)
+        except BaseException:
+            for task in running:
+                task.cancel()
+            await asyncio.gather(*running, return_exceptions=True)
+            raise
 
     def _together(self, part: ToolPart) -> bool:
         """Read-only calls, and tools marked `parallel` (sub-agents), run side by side."""
