@@ -32,8 +32,11 @@ if [ -z "$base_url" ]; then
   port="${TOTEM_PORT:-8080}"
   base_url="http://127.0.0.1:$port/v1"
   if ! curl -sf "http://127.0.0.1:$port/health" >/dev/null 2>&1; then
-    # the window (-c) is read back from the server's /props by totem, for compaction
-    "$server" -m "$gguf" --jinja -c "${TOTEM_CONTEXT:-8192}" -t "$(nproc)" --host 127.0.0.1 \
+    # the window is read back from the server's /props by totem, for compaction. Two slots,
+    # each that window (-c is shared out among them): the run's steps keep one slot's cached
+    # prompt, and a question with a prompt of its own (the plan) takes the other
+    window="${TOTEM_CONTEXT:-8192}"
+    "$server" -m "$gguf" --jinja -c "$((2 * window))" -np 2 -t "$(nproc)" --host 127.0.0.1 \
       --port "$port" --alias "$model" >"$cache/llama-server.log" 2>&1 &
     server_pid=$!
     trap '[ -n "$server_pid" ] && kill "$server_pid" 2>/dev/null' EXIT

@@ -29,7 +29,7 @@ from bench.exercism.exercise import Exercise, ExerciseError, load_exercises  # n
 from bench.exercism.harness import TRIES, run_exercise  # noqa: E402
 from bench.exercism.report import line, table  # noqa: E402
 from bench.exercism.totem_agent import TotemAgent  # noqa: E402
-from bench.smallmodel.server import SCRIPTS, ModelServer, model_paths  # noqa: E402
+from bench.smallmodel.server import SCRIPTS, SLOTS, ModelServer, model_paths  # noqa: E402
 
 AGENTS = ("totem", "aider", "reference", "none")
 
@@ -52,6 +52,8 @@ def arguments(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--scratch", type=Path, default=Path("/tmp/totem-exercism"),
                         help="where the working copies are made (one runner per folder)")
     parser.add_argument("--threads", type=int, default=2, help="llama-server -t")
+    parser.add_argument("--slots", type=int, default=SLOTS,
+                        help="llama-server -np (each slot a window of 8192)")
     parser.add_argument("--totem-options", type=_options, default={},
                         help="a JSON object added to totem's provider options, e.g. "
                              "'{\"assist\": {\"tests_ahead\": false}}' to measure one help")
@@ -88,7 +90,8 @@ def _server(model: str, args: argparse.Namespace, meta: dict[str, Any]) -> Itera
         return
     gguf, binary = model_paths(model, repo=REPO)
     log = args.out.resolve().parent / f"llama-server-{model}.log"
-    with ModelServer(gguf, binary, log=log, alias="local", threads=args.threads) as server:
+    with ModelServer(gguf, binary, log=log, alias="local", threads=args.threads,
+                     slots=args.slots) as server:
         meta["models"][model] = {"file": gguf.name, "served_as": server.model_id,
                                  "command": server.command}
         yield server
@@ -142,7 +145,7 @@ def run(args: argparse.Namespace) -> list[dict[str, Any]]:
         "totem_src": str(args.totem_src.resolve()), "revision": _revision(args.totem_src),
         "started": datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds"),
         "exercises": str(args.exercises.resolve()), "timeout_s": args.timeout,
-        "tries": args.tries, "threads": args.threads, "agents": args.agents,
+        "tries": args.tries, "threads": args.threads, "slots": args.slots, "agents": args.agents,
         "aider_python": str(aider_python) if aider_python else None, "models": {},
         "totem_options": args.totem_options,
     }

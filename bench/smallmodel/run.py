@@ -25,7 +25,13 @@ if str(REPO) not in sys.path:
 from bench.smallmodel.agent import Setup, run_task, warm_up  # noqa: E402
 from bench.smallmodel.catalog import WORDINGS, Task, load_tasks, runs  # noqa: E402
 from bench.smallmodel.report import table  # noqa: E402
-from bench.smallmodel.server import SCRIPTS, ModelServer, model_paths, under_name  # noqa: E402
+from bench.smallmodel.server import (  # noqa: E402
+    SCRIPTS,
+    SLOTS,
+    ModelServer,
+    model_paths,
+    under_name,
+)
 
 
 def _arguments() -> argparse.Namespace:
@@ -45,6 +51,8 @@ def _arguments() -> argparse.Namespace:
     parser.add_argument("--scratch", type=Path, default=Path("/tmp/totem-smallbench"),
                         help="where the projects are made (one runner at a time per folder)")
     parser.add_argument("--threads", type=int, default=2, help="llama-server -t")
+    parser.add_argument("--slots", type=int, default=SLOTS,
+                        help="llama-server -np (each slot a window of 8192)")
     parser.add_argument("--no-warm-up", dest="warm_up", action="store_false",
                         help="skip the unrecorded run that fills the server's prompt cache")
     parser.add_argument("--name-as-file", action="store_true",
@@ -79,7 +87,8 @@ def _run_model(
         gguf, args.model_file, folder=args.scratch.resolve() / "model-files" / model)
     alias = None if args.name_as_file else "local"
     log = out_dir / f"llama-server-{model}.log"
-    with ModelServer(served, binary, log=log, alias=alias, threads=args.threads) as server:
+    with ModelServer(served, binary, log=log, alias=alias, threads=args.threads,
+                     slots=args.slots) as server:
         meta["models"][model] = {"file": served.name, "original_file": gguf.name,
                                  "served_as": server.model_id}
         for round_no in range(args.first_round, args.first_round + args.rounds):
@@ -118,7 +127,7 @@ def main() -> int:
     meta: dict[str, Any] = {
         "totem_src": str(args.totem_src.resolve()), "revision": _revision(args.totem_src),
         "started": datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds"),
-        "timeout_s": args.timeout, "threads": args.threads,
+        "timeout_s": args.timeout, "threads": args.threads, "slots": args.slots,
         "name_as_file": args.name_as_file, "model_file": args.model_file,
         "wordings": sorted({wording for _, wording in plan}), "models": {},
     }

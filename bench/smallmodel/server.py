@@ -46,15 +46,26 @@ def _free_port() -> int:
         return port
 
 
+WINDOW = 8192
+# Two prompt slots, as scripts/quickstart.sh starts the server: llama-server gives a request
+# the slot whose cached prompt it shares most with, else the one used least recently, so the
+# run's steps keep one slot's cache and a question with a prompt of its own (the plan, the
+# 'gone' question, a closing answer) takes the other instead of evicting it.
+SLOTS = 2
+
+
 class ModelServer:
     """A llama-server process; `model_id` is the name it serves the model under."""
 
     def __init__(
-        self, gguf: Path, binary: Path, *, log: Path, alias: str | None, threads: int
+        self, gguf: Path, binary: Path, *, log: Path, alias: str | None, threads: int,
+        slots: int = SLOTS,
     ) -> None:
         self.port = _free_port()
         self.base_url = f"http://127.0.0.1:{self.port}/v1"
-        command = [str(binary), "-m", str(gguf), "--jinja", "-c", "8192", "-t", str(threads),
+        # each slot has a window of WINDOW tokens (-c is shared out among the -np slots)
+        command = [str(binary), "-m", str(gguf), "--jinja", "-c", str(WINDOW * slots),
+                   "-np", str(slots), "-t", str(threads),
                    "--host", "127.0.0.1", "--port", str(self.port)]
         if alias is not None:
             command += ["--alias", alias]
