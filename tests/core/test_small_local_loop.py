@@ -322,7 +322,9 @@ def test_after_a_change_the_project_s_tests_run_and_their_failure_goes_back(
                *edit_test,
                *_write("slug.py", fixed),
                *_answer("slug lower-cases now.")]
-    options = {} if soon else {"assist": {"tests_soon": False}}
+    # the failure told, not the change sampled again (see the resample tests below)
+    options = {"assist": {"resample": False} if soon else {"tests_soon": False,
+                                                          "resample": False}}
     with LlamaLike(answers) as server:
         events = _run(tmp_path, server.base_url, "slugs must be lower case", files=files,
                       options=options)
@@ -343,6 +345,83 @@ def test_after_a_change_the_project_s_tests_run_and_their_failure_goes_back(
     told = "\n".join(m["content"] for m in bodies[-1]["messages"][-3:] if m["role"] == "user")
     assert ("After your change, the project's tests pass." in told) is soon
     assert ("1 passed" in told) is soon
+
+
+SLUG_FILES = {"slug.py": "def slug(s):\n    pass\n",
+              "test_slug.py": "from slug import slug\n\n\ndef test_lower():\n"
+                              "    assert slug('A B') == 'a-b'\n"}
+SLUG_WRONG = ["def slug(s):\n    return s.replace(' ', '-')\n",
+              "def slug(s):\n    return s.upper().replace(' ', '-')\n",
+              "def slug(s):\n    return s.replace(' ', '_')\n",
+              "def slug(s):\n    return s.strip()\n"]
+SLUG_FIXED = "def slug(s):\n    return s.lower().replace(' ', '-')\n"
+
+
+def _escaped(text: str) -> str:
+    """`text` as it stands inside a JSON string."""
+    return json.dumps(text)[1:-1]
+
+
+def _resampled(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, writes: list[str],
+               options: dict[str, Any] | None = None
+               ) -> tuple[list[Event], list[dict[str, Any]]]:
+    import os
+    import sys
+
+    monkeypatch.setenv("PATH", f"{Path(sys.executable).parent}:{os.environ['PATH']}")
+    answers = [_plan("change", "slug.py"),
+               *[a for text in writes for a in _write("slug.py", text)],
+               *_answer("slug.py is written.")]
+    with LlamaLike(answers) as server:
+        events = _run(tmp_path, server.base_url, "write slug: lower case, dashes",
+                      files=SLUG_FILES, options=options)
+        return events, list(server.bodies)
+
+
+def test_a_whole_file_change_the_tests_fail_is_taken_back_and_sampled_again(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    events, bodies = _resampled(tmp_path, monkeypatch, [*SLUG_WRONG[:2], SLUG_FIXED])
+    runs = [e.is_error for e in _of(events, ToolEnd) if e.name == "bash"]
+    assert runs == [True, True, True, False]  # ahead, then after each of the three samples
+    # the write steps: bodies 1 (the first), 3 and 5 (its samples), from the same prompt,
+    # warmer each time; the failed sample and its tests' run are never sent again
+    assert bodies[3]["messages"] == bodies[1]["messages"] == bodies[5]["messages"]
+    assert [bodies[i].get("temperature") for i in (1, 3, 5)] == [0.2, 0.5, 0.8]
+    assert all(_escaped(SLUG_WRONG[0]) not in json.dumps(b["messages"]) for b in bodies)
+    notes = [n.text for n in _of(events, Notice) if "sampled again" in n.text]
+    assert len(notes) == 2 and "(2 of 3)" in notes[1]
+    store = SqliteStore(tmp_path / "store.db")
+    session_id = _of(events, RunStarted)[0].session_id
+    taken = [m for m in store.messages(session_id) if m.finish == "retracted"]
+    assert len(taken) == 4  # two samples, each with its tests' run, kept and shown
+    # the sample that passed is kept, the model is told, and the run ends with its answer
+    assert "1 passed" in json.dumps(bodies[-2]["messages"])
+    assert (tmp_path / "project" / "slug.py").read_text() == SLUG_FIXED
+    assert events[-1].reason == "finished"
+
+
+def test_after_three_samples_the_failure_goes_back_to_the_model(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    events, bodies = _resampled(tmp_path, monkeypatch, [*SLUG_WRONG, SLUG_FIXED])
+    runs = [e.is_error for e in _of(events, ToolEnd) if e.name == "bash"]
+    assert runs == [True, True, True, True, True, False]
+    told = [m["content"] for m in bodies[9]["messages"] if m["role"] == "user"][-1]
+    assert "The tests are correct, don't try and change them." in told
+    assert _escaped(SLUG_WRONG[3]) in json.dumps(bodies[9]["messages"])  # the last stays
+    assert bodies[9].get("temperature") == 0.2  # and the fix is asked calm again
+    assert (tmp_path / "project" / "slug.py").read_text() == SLUG_FIXED
+
+
+def test_with_the_resample_lever_off_the_failure_goes_back_at_once(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    events, bodies = _resampled(tmp_path, monkeypatch, [SLUG_WRONG[0], SLUG_FIXED],
+                                options={"assist": {"resample": False}})
+    assert not any("sampled again" in n.text for n in _of(events, Notice))
+    assert _escaped(SLUG_WRONG[0]) in json.dumps(bodies[3]["messages"])
+    assert (tmp_path / "project" / "slug.py").read_text() == SLUG_FIXED
 
 
 def test_a_long_planned_file_keeps_edit_on_offer(tmp_path: Path) -> None:

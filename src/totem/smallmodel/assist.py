@@ -26,7 +26,10 @@ it is the answer, for a change a call that does not look (or the answer).
 After an answer without calls: an answer copied from the instructions, given without
 looking, or naming paths the project lacks is sent back once; a change the plan said and
 the run did not make, twice at most; after a change the project's tests run (unless they
-ran since the last change), and a failure goes back to the model (twice at most); an
+ran since the last change), and a failure goes back to the model (twice at most); a step
+that wrote files whole, after which they fail, is first taken back and sampled again,
+warmer, from the prompt before it (three times at most: the tests choose among the model's
+own samples, and nothing is written back, the next sample replaces the file whole); an
 answer that claims a change no call made ends the run as `unverified`.
 
 Nothing here reads the request for what it asks (the plan is the model's word), and
@@ -72,6 +75,7 @@ MAX_PART_LINES = 80
 MAX_GREPS = 2
 MAX_ACT_NUDGES = 2
 MAX_TEST_RUNS = 2
+MAX_RESAMPLES = 3  # samples of a whole-file change taken back after the tests failed
 TEST_OUTPUT_LINES = 40
 MIN_BUDGET = 2_000
 MAX_BUDGET = 16_000
@@ -138,6 +142,8 @@ class SmallModelAssist:
         self.test_runs = 0
         self.tested_at = -1  # how many changes the run had made when the tests last ran
         self.same_texts = 0  # writes refused for giving a file's own text again
+        self.resamples = 0  # changes taken back after the tests failed (see `_take_back`)
+        self.resampling = False  # ... and the next step is one's new sample
         self.copies: list[tuple[str, str]] = []  # those of the step now: (path, text)
         self.tests_failed = False
         # the tests ran ahead and passed, and nothing was changed since: a write of a file's
@@ -335,8 +341,9 @@ class SmallModelAssist:
             self.removal_held = False
             looking = looking | CHANGING
         withheld = frozenset({"edit"}) if self.whole_files else frozenset()
-        warmer = (WARMER[min(self.same_texts, len(WARMER)) - 1]
-                  if self.same_texts and self.levers.warmer else None)
+        warmth = max(self.same_texts, self.resamples if self.resampling else 0)
+        warmer = (WARMER[min(warmth, len(WARMER)) - 1]
+                  if warmth and self.levers.warmer else None)
         return StepHold(answer=answer, withheld=withheld, not_now=looking, temperature=warmer)
 
     def refusal(self, name: str, args: Mapping[str, Any]) -> str | None:
@@ -490,7 +497,8 @@ class SmallModelAssist:
         if changed and not self._tell_lost_names(changed) and self.levers.tests_soon \
                 and self.levers.tests_after and self._planned_all_changed():
             request = self.run.request_text()
-            if not await self._tests_fail(request) and self.passed_output is not None:
+            if not await self._tests_fail(request, step=parts) \
+                    and self.passed_output is not None:
                 # said, not only shown as the result of a call of totem's own: told nothing,
                 # the 1.5B went on after "6 passed" to write the test file its plan named
                 # (Exercism diffie-hellman), then answered with the instructions, at 300 s
@@ -655,11 +663,14 @@ class SmallModelAssist:
                     "check.", answers.missing_path_nudge(missing, files))
         return None
 
-    async def _tests_fail(self, request: str) -> bool:
+    async def _tests_fail(self, request: str, *, step: Sequence[ToolPart] = ()) -> bool:
         """After a change: the project's tests, run as a call of totem's own; when they fail
-        the model gets their output (twice at most). True after such a nudge."""
+        after a `step` that wrote files whole, it is taken back and sampled again (three
+        times at most, `_take_back`), else the model gets their output (twice at most). True
+        after either."""
         run = self.run
-        if self.test_runs >= MAX_TEST_RUNS or "bash" not in run.tools:
+        again = self._may_resample(step)
+        if (self.test_runs >= MAX_TEST_RUNS and not again) or "bash" not in run.tools:
             return False
         changes = self._change_count()
         if changes == self.tested_at:
@@ -668,7 +679,8 @@ class SmallModelAssist:
         command = self.test_command or project_test_command(run.root)
         if command is None:
             return False
-        self.test_runs += 1
+        if not again:
+            self.test_runs += 1
         self.passed_output = None
         [part] = await run.make_calls([AheadCall("bash", {"command": _bounded(command)})])
         self.own.add(part.call_id)
@@ -676,10 +688,14 @@ class SmallModelAssist:
         if part.state == "completed" and "Exit code: 0" in output:
             lines = [line for line in output.splitlines()[:-1] if line.strip()]
             self.passed_output, self.passed_command = "\n".join(lines[-3:]), command
+        self.resampling = False
         if part.state == "completed" or "No module named pytest" in output \
                 or "Exit code:" not in output:
             return False
         self.tests_failed = True
+        if again:
+            self._take_back(step, part)
+            return True
         written = [p for p in run.runner.read_first.made if is_test_file(str(p))]
         nudge = text("new_test" if written else "tests_fail")
         run.emit(Notice("The project's tests fail after the change; asking the model to fix "
@@ -688,3 +704,29 @@ class SmallModelAssist:
                            .replace("{request}", request))
         self.must_act = True
         return True
+
+    def _may_resample(self, step: Sequence[ToolPart]) -> bool:
+        """Whether `step` may be sampled again if the tests fail after it: each of its calls
+        wrote a file whole (the next sample replaces all of it, so the file holds no trace
+        of the one taken back), none of them a test."""
+        return (self.levers.resample and self.resamples < MAX_RESAMPLES and bool(step)
+                and all(p.name == "write" and p.state == "completed"
+                        and p.call_id not in self.own
+                        and not is_test_file(str((p.input or {}).get("path"))) for p in step))
+
+    def _take_back(self, step: Sequence[ToolPart], tests: ToolPart) -> None:
+        """The step and the tests' run of it are taken back (stored and shown, never sent
+        again); the next step, sampled warmer from the prompt before them, must be a call.
+        Nothing is written back: the files keep the sample until the model writes another."""
+        self.resamples += 1
+        self.resampling = True
+        self.must_act = True
+        ids = {p.call_id for p in step} | {tests.call_id}
+        paths = ", ".join(sorted({str((p.input or {}).get("path")) for p in step}))
+        note = (f"The project's tests fail with this change of {paths}; it is taken back and "
+                f"sampled again ({self.resamples} of {MAX_RESAMPLES}).")
+        for message in self.run.history[self.run.first:]:
+            if message.role == "assistant" and any(
+                    isinstance(p, ToolPart) and p.call_id in ids for p in message.parts):
+                self.run.retract(message, note)
+                note = "The tests' run of that change is taken back with it."

@@ -36,6 +36,12 @@ class Levers:
     # times in a row, until the repeat guard), so the step is sampled again from the prompt
     # before it (which the server has cached)
     retract_copies: bool = True
+    # a step whose every call wrote a file whole, after which the project's tests fail, is
+    # taken back (stored, never sent again) with the tests' run of it, and sampled again,
+    # warmer, from the prompt before it (cached by the server), up to three times; then the
+    # failure goes back as without it. The tests choose among the model's own samples: shown
+    # its failure, the 1.5B wrote the same code again (Exercism acronym, both tries)
+    resample: bool = True
     # after a step that read, listed or searched just what it had seen, with the same
     # result, the next one does not look: for a question it is the answer, for a change a
     # call that is not a look (or the answer). The 1.5B read README.md again and again
