@@ -354,6 +354,7 @@ SLUG_WRONG = ["def slug(s):\n    return s.replace(' ', '-')\n",
               "def slug(s):\n    return s.upper().replace(' ', '-')\n",
               "def slug(s):\n    return s.replace(' ', '_')\n",
               "def slug(s):\n    return s.strip()\n"]
+RESAMPLE_ON = {"assist": {"resample": True}}  # off by default (smallmodel/levers.py)
 SLUG_FIXED = "def slug(s):\n    return s.lower().replace(' ', '-')\n"
 
 
@@ -381,7 +382,8 @@ def _resampled(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, writes: list[str
 def test_a_whole_file_change_the_tests_fail_is_taken_back_and_sampled_again(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    events, bodies = _resampled(tmp_path, monkeypatch, [*SLUG_WRONG[:2], SLUG_FIXED])
+    events, bodies = _resampled(tmp_path, monkeypatch, [*SLUG_WRONG[:2], SLUG_FIXED],
+                                options=RESAMPLE_ON)
     runs = [e.is_error for e in _of(events, ToolEnd) if e.name == "bash"]
     assert runs == [True, True, True, False]  # ahead, then after each of the three samples
     # the write steps: bodies 1 (the first), 3 and 5 (its samples), from the same prompt,
@@ -404,7 +406,8 @@ def test_a_whole_file_change_the_tests_fail_is_taken_back_and_sampled_again(
 def test_after_three_samples_the_failure_goes_back_to_the_model(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    events, bodies = _resampled(tmp_path, monkeypatch, [*SLUG_WRONG, SLUG_FIXED])
+    events, bodies = _resampled(tmp_path, monkeypatch, [*SLUG_WRONG, SLUG_FIXED],
+                                options=RESAMPLE_ON)
     runs = [e.is_error for e in _of(events, ToolEnd) if e.name == "bash"]
     assert runs == [True, True, True, True, True, False]
     told = [m["content"] for m in bodies[9]["messages"] if m["role"] == "user"][-1]
@@ -414,11 +417,10 @@ def test_after_three_samples_the_failure_goes_back_to_the_model(
     assert (tmp_path / "project" / "slug.py").read_text() == SLUG_FIXED
 
 
-def test_with_the_resample_lever_off_the_failure_goes_back_at_once(
+def test_by_default_the_failure_of_a_whole_file_change_goes_back_at_once(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    events, bodies = _resampled(tmp_path, monkeypatch, [SLUG_WRONG[0], SLUG_FIXED],
-                                options={"assist": {"resample": False}})
+    events, bodies = _resampled(tmp_path, monkeypatch, [SLUG_WRONG[0], SLUG_FIXED])
     assert not any("sampled again" in n.text for n in _of(events, Notice))
     assert _escaped(SLUG_WRONG[0]) in json.dumps(bodies[3]["messages"])
     assert (tmp_path / "project" / "slug.py").read_text() == SLUG_FIXED

@@ -26,10 +26,11 @@ it is the answer, for a change a call that does not look (or the answer).
 After an answer without calls: an answer copied from the instructions, given without
 looking, or naming paths the project lacks is sent back once; a change the plan said and
 the run did not make, twice at most; after a change the project's tests run (unless they
-ran since the last change), and a failure goes back to the model (twice at most); a step
-that wrote files whole, after which they fail, is first taken back and sampled again,
-warmer, from the prompt before it (three times at most: the tests choose among the model's
-own samples, and nothing is written back, the next sample replaces the file whole); an
+ran since the last change), and a failure goes back to the model (twice at most); with
+the lever `resample` on (off by default: it did not pay), a step that wrote files whole,
+after which they fail, is first taken back and sampled again, warmer, from the prompt
+before it (three times at most: the tests choose among the model's own samples, and
+nothing is written back, the next sample replaces the file whole); an
 answer that claims a change no call made ends the run as `unverified`.
 
 Nothing here reads the request for what it asks (the plan is the model's word), and
