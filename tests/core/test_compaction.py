@@ -165,3 +165,32 @@ def test_a_text_no_change_could_be_read_from_is_not_counted_as_sent() -> None:
     assert estimate("", [unread], []) < 100
     # a change read from the text is sent as that text, once, not again as the call's input
     assert len(loop) // 4 <= estimate("", [read], []) < len(loop) // 4 + 100
+
+
+def test_earlier_turns_keep_what_was_typed_and_the_answer_that_closed_them() -> None:
+    def tool(i: int, name: str = "read") -> Message:
+        return _message(i, "assistant", ToolPart(
+            call_id=f"c{i}", name=name, input={"path": "a.py"}, raw_input="{}",
+            state="completed", output="z" * 300))
+
+    history = [
+        _message(0, "user", TextPart("make a.py"), TextPart("[totem's note]", synthetic=True)),
+        tool(1),
+        _message(2, "assistant", TextPart("a.py\n```\nx = 1\n```"), tool(2, "write").parts[0]),
+        _message(3, "user", TextPart("After your change the tests fail", synthetic=True)),
+        _message(4, "assistant", TextPart("I wrote a.py.")),
+        _message(5, "user", TextPart("now b.py")),
+        tool(6),  # this turn ended without an answer (cut off)
+        _message(7, "user", TextPart("tests fail:\n" + "E" * 200)),
+        tool(8),
+    ]
+    compactor = Compactor(window=100_000, whole_from="m007", earlier_asked_and_answered=True)
+    plan = compactor.plan(history, system="", specs=[])
+    kept = [(m.id, [p.sent for p in m.parts if isinstance(p, TextPart)]) for m in plan.messages]
+    assert kept == [("m000", ["make a.py"]), ("m004", ["I wrote a.py."]), ("m005", ["now b.py"]),
+                    ("m007", [history[7].parts[0].sent]), ("m008", [])]
+    assert plan.dropped == 4 and "4 older messages left out" in context_note(plan)
+    assert not plan.needs_summary
+    assert history[0].parts[1] in history[0].parts  # the stored history is not rewritten
+    compactor.earlier_asked_and_answered = False  # as before: the steps stay, shortened
+    assert len(compactor.plan(history, system="", specs=[]).messages) == len(history)

@@ -878,16 +878,14 @@ def test_the_same_test_run_made_again_and_again_is_stopped_by_the_repeat_guard(
     assert events[-1].reason == "repeat"
 
 
-def test_a_second_request_sees_the_first_ones_reads_shortened_and_its_own_whole(
-        tmp_path: Path) -> None:
-    # on a CPU the prompt is read at ~40 tokens a second: the files read and the tests run
-    # for the request before are stale (they are read again) and are not sent whole again
+def _two_requests(tmp_path: Path, options: dict[str, Any]) -> list[dict[str, Any]]:
+    """Two questions in one session; the bodies the server was sent."""
     root = tmp_path / "project"
     root.mkdir()
     (root / "README.md").write_text("# Marmalade\n\nA tiny jam-making library.\n")
     answers = [_plan("question", "README.md"), *_answer("It makes jam."),
                _plan("question", "README.md"), *_answer("Still jam.")]
-    pconf = ProviderConfig("local", "openai", options={}, models={})
+    pconf = ProviderConfig("local", "openai", options=options, models={})
     with LlamaLike(answers) as server:
         config = Config(model="local/local", providers={"local": dataclasses.replace(
             pconf, base_url=server.base_url)})
@@ -906,20 +904,40 @@ def test_a_second_request_sees_the_first_ones_reads_shortened_and_its_own_whole(
             asyncio.run(go())
         finally:
             store.close()
-        bodies = server.bodies
-    last = "\n".join(str(m["content"]) for m in bodies[-1]["messages"])
+        return list(server.bodies)
+
+
+def test_a_second_request_sees_what_was_asked_and_answered_before_and_its_own_reads(
+        tmp_path: Path) -> None:
+    # on a CPU the prompt is read at ~40 tokens a second: the files read and the tests run
+    # for the request before are stale (they are read again), so the earlier turn keeps
+    # only the person's words and the answer that closed it
+    bodies = _two_requests(tmp_path, {})
+    messages = bodies[-1]["messages"]
+    last = "\n".join(str(m["content"]) for m in messages)
+    assert last.count("A tiny jam-making library.") == 1  # this request's read, whole
+    assert "elided" not in last
+    now = next(i for i, m in enumerate(messages) if m["content"] == "And what does it make now?")
+    said = [(m["role"], m["content"]) for m in messages[1:now]]  # after the system prompt
+    assert said == [("user", "What does the project make?"), ("assistant", "It makes jam.")]
+    # the reply is asked for with the person's own words, not the results above them
+    assert messages[-1]["content"].startswith(
+        "Write your reply to the person now, as plain text (no JSON). "
+        "The request is: And what does it make now?")
+
+
+def test_with_earlier_steps_kept_the_first_request_s_reads_are_shortened(
+        tmp_path: Path) -> None:
+    bodies = _two_requests(tmp_path, {"assist": {"earlier_steps_out": False}})
+    messages = bodies[-1]["messages"]
+    last = "\n".join(str(m["content"]) for m in messages)
     assert last.count("A tiny jam-making library.") == 1  # this request's read, whole
     assert "[read result elided to save context" in last  # the first request's, shortened
     assert "It makes jam." in last
     # the first request's steps are not told the second request again
-    earlier = [m["content"] for m in bodies[-1]["messages"]
-               if "[glob result elided" in str(m["content"])]
+    earlier = [m["content"] for m in messages if "[glob result elided" in str(m["content"])]
     assert len(earlier) == 1 and "And what does it make now?" not in earlier[0]
     assert "What does the project make?" not in earlier[0]
-    # the reply is asked for with the person's own words, not the results above them
-    assert bodies[-1]["messages"][-1]["content"].startswith(
-        "Write your reply to the person now, as plain text (no JSON). "
-        "The request is: And what does it make now?")
 
 
 def test_the_helps_switched_off_one_by_one_are_not_given(

@@ -4,12 +4,14 @@ The stored history is never rewritten. Each request is built from a *derived* li
 
 1. the latest summary (a `SummaryPart`) stands for every message it covers, but for the
    person's request being worked on, whose words follow it unchanged;
-2. over the window (minus room for the answer), old tool results become one-line summaries
+2. with `earlier_asked_and_answered` (a small model's assist), the turns before the request
+   at hand keep only what the person typed and the answer that closed each turn;
+3. over the window (minus room for the answer), old tool results become one-line summaries
    and old images `[image content]` — older than a boundary that only moves forward, and
    in big steps, so the prefix a provider caches stays the same from one request to the next;
-3. still over, the loop asks the model for a summary of the older turns (`needs_summary`,
+4. still over, the loop asks the model for a summary of the older turns (`needs_summary`,
    with the messages to summarize), stores it, and derives again;
-4. as a last resort the remaining large outputs are cut, so no request exceeds the window.
+5. as a last resort the remaining large outputs are cut, so no request exceeds the window.
 """
 
 from __future__ import annotations
@@ -106,7 +108,7 @@ class Plan:
     tokens: int
     shortened: int = 0  # tool results shortened
     cut: int = 0  # with needs_summary: messages[:cut] are to be summarized
-    dropped: int = 0  # the last resort: older messages left out of the request
+    dropped: int = 0  # older messages left out of the request (earlier turns, the last resort)
     needs_summary: bool = False
 
 
@@ -148,6 +150,39 @@ def _typed(messages: Sequence[Message]) -> list[TextPart] | None:
         if message.role == "user" and typed:
             return typed
     return None
+
+
+def _asked_and_answered(messages: Sequence[Message]) -> list[Message]:
+    """Of earlier turns, the person's messages (their typed words only) and the answer that
+    closed each turn: the last assistant message before the person spoke again, when it is
+    text without a call. A summary's head message stays as it is."""
+    kept: list[Message] = []
+    for index, message in enumerate(messages):
+        if message.id.startswith("summary_"):
+            kept.append(message)
+        elif message.role == "user":
+            typed = [p for p in message.parts if isinstance(p, TextPart) and not p.synthetic]
+            if typed:
+                kept.append(dataclasses.replace(message, parts=list(typed)))
+        elif _closes_turn(messages, index):
+            kept.append(message)
+    return kept
+
+
+def _closes_turn(messages: Sequence[Message], index: int) -> bool:
+    message = messages[index]
+    if any(isinstance(p, ToolPart) for p in message.parts):
+        return False
+    if not any(isinstance(p, TextPart) and p.sent.strip() for p in message.parts):
+        return False
+    for later in messages[index + 1:]:
+        if later.role == "assistant" and any(
+                isinstance(p, TextPart | ToolPart) for p in later.parts):
+            return False  # the turn went on after this text
+        if later.role == "user" and any(
+                isinstance(p, TextPart) and not p.synthetic for p in later.parts):
+            return True
+    return True
 
 
 _ELIDED = "result elided to save context"
@@ -193,6 +228,12 @@ class Compactor:
     # for the request at hand, where the files read and the tests run for an earlier one
     # are stale and cost the most time (a CPU reads ~40 prompt tokens a second)
     whole_from: str | None = None
+    # with whole_from: the messages before it keep only the person's typed words and the
+    # answer that closed each turn; their steps (calls, results, totem's notes) are left out.
+    # On the 1.5B, a second Exercism try carried the first one's 20 steps and test failures
+    # (~6,000 tokens): 4 of 10 such tries spent ~100 s of a 300 s try summarizing them, and
+    # the summary was the model's code again, not a summary
+    earlier_asked_and_answered: bool = False
 
     @property
     def budget(self) -> int | None:
@@ -204,12 +245,19 @@ class Compactor:
         self, history: Sequence[Message], *, system: str, specs: Sequence[ToolSpec]
     ) -> Plan:
         messages = _with_summaries(history)
-        tokens = estimate(system, messages, specs)
-        budget = self.budget
         ids = [m.id for m in messages]
         stale = ids.index(self.whole_from) if self.whole_from in ids else 0
+        left_out = 0
+        if stale and self.earlier_asked_and_answered:
+            kept = _asked_and_answered(messages[:stale])
+            left_out = stale - len(kept)
+            messages, stale = [*kept, *messages[stale:]], len(kept)
+        tokens = estimate(system, messages, specs)
+        budget = self.budget
+        if left_out and (budget is None or tokens <= budget):
+            return Plan(messages, tokens, dropped=left_out)
         if stale == 0 and (budget is None or (tokens <= budget and self.shortened_until == 0)):
-            return Plan(messages, tokens)
+            return Plan(messages, tokens, dropped=left_out)
         tool_messages = [i for i, m in enumerate(messages) if any(
             isinstance(p, ToolPart) for p in m.parts)]
         protected = tool_messages[-KEEP_RECENT:][0] if tool_messages else len(messages)
@@ -226,11 +274,13 @@ class Compactor:
         )
         tokens = estimate(system, derived, specs)
         if budget is None or tokens <= budget:
-            return Plan(derived, tokens, shortened)
+            return Plan(derived, tokens, shortened, dropped=left_out)
         cut = self._cut(derived, system=system, specs=specs, budget=budget)
         if cut > 0:
-            return Plan(derived, tokens, shortened, cut=cut, needs_summary=True)
-        return self._last_resort(derived, system=system, specs=specs, budget=budget)
+            return Plan(derived, tokens, shortened, cut=cut, dropped=left_out, needs_summary=True)
+        last = self._last_resort(derived, system=system, specs=specs, budget=budget)
+        last.dropped += left_out
+        return last
 
     def _cut(
         self, messages: list[Message], *, system: str, specs: Sequence[ToolSpec], budget: int

@@ -174,6 +174,7 @@ class SmallModelAssist:
             return
         if run.first > 0:  # an earlier request's reads and test runs: stale, and the most
             run.compactor.whole_from = run.history[run.first].id  # prompt to read again
+            run.compactor.earlier_asked_and_answered = self.levers.earlier_steps_out
         files, many = text_files(run.root)
         self.plan = await self._ask_plan(files, request) if self.levers.plan else None
         if self.plan is not None and self.plan.kind == "change" and self.levers.removals:

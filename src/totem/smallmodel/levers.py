@@ -62,6 +62,11 @@ class Levers:
     # 4 wordings at 12460cc). A help that can steer a deletion the person never asked for
     # is not on by default, whatever it gains (deletions 7/8 with it, 0/3 without)
     removals: bool = False
+    # a request after earlier ones: those turns keep only what the person typed and the
+    # answer that closed each (their steps, files read and tests run are stale: the files
+    # are read again ahead). A second Exercism try of the 1.5B carried the first try's
+    # steps and failures and, in 4 of 10, spent ~100 s of its 300 s summarizing them
+    earlier_steps_out: bool = True
 
 
 DEFAULT_LEVERS = Levers()
