@@ -155,34 +155,23 @@ def _typed(messages: Sequence[Message]) -> list[TextPart] | None:
 def _asked_and_answered(messages: Sequence[Message]) -> list[Message]:
     """Of earlier turns, the person's messages (their typed words only) and the answer that
     closed each turn: the last assistant message before the person spoke again, when it is
-    text without a call. A summary's head message stays as it is."""
+    text without a call. A summary's head message stays as it is. One pass from the end."""
     kept: list[Message] = []
-    for index, message in enumerate(messages):
+    closing = True  # no assistant text or call yet between here and the person's next words
+    for message in reversed(messages):
         if message.id.startswith("summary_"):
             kept.append(message)
         elif message.role == "user":
             typed = [p for p in message.parts if isinstance(p, TextPart) and not p.synthetic]
             if typed:
                 kept.append(dataclasses.replace(message, parts=list(typed)))
-        elif _closes_turn(messages, index):
-            kept.append(message)
-    return kept
-
-
-def _closes_turn(messages: Sequence[Message], index: int) -> bool:
-    message = messages[index]
-    if any(isinstance(p, ToolPart) for p in message.parts):
-        return False
-    if not any(isinstance(p, TextPart) and p.sent.strip() for p in message.parts):
-        return False
-    for later in messages[index + 1:]:
-        if later.role == "assistant" and any(
-                isinstance(p, TextPart | ToolPart) for p in later.parts):
-            return False  # the turn went on after this text
-        if later.role == "user" and any(
-                isinstance(p, TextPart) and not p.synthetic for p in later.parts):
-            return True
-    return True
+                closing = True
+        elif any(isinstance(p, TextPart | ToolPart) for p in message.parts):
+            if closing and not any(isinstance(p, ToolPart) for p in message.parts) and any(
+                    isinstance(p, TextPart) and p.sent.strip() for p in message.parts):
+                kept.append(message)
+            closing = False
+    return kept[::-1]
 
 
 _ELIDED = "result elided to save context"
